@@ -1,0 +1,111 @@
+import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Config } from './config.js';
+import type { Caller } from './credentials/authenticator.js';
+import { Authenticator } from './credentials/authenticator.js';
+import type { Db } from './db/database.js';
+import { authenticateHook } from './http/auth.js';
+import { registerBodyParsers } from './http/body-parsers.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { ApiError, ErrorBody } from './http/errors.js';
+import { registerOpenApi } from './http/openapi.js';
+import { createValidatorCompiler, formatValidationError } from './http/validation.js';
+import { opsRoutes } from './ops/ops.routes.js';
+import { playlistRoutes } from './playlists/playlist.routes.js';
+import { PlaylistWithSongs, Song, newPlaylistSchema } from './playlists/playlist.schemas.js';
+import { playlistService } from './playlists/playlist.service.js';
+import { CatalogSong, songRoutes } from './songs/song.routes.js';
+
+export interface AppOptions {
+  readonly config: Config;
+  readonly db: Db;
+  /** The logger: pino options, or false for none (tests). */
+  readonly logger?: FastifyServerOptions['logger'];
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Makes new requests answer 503 while in-flight ones finish. */
+    markClosing(): void;
+  }
+}
+
+/** Pino options: one JSON line per request, credentials never logged. */
+export function loggerOptions(config: Config, pretty: boolean): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: {
+      paths: ['req.headers.security', 'req.headers.authorization', 'headers.security', 'headers.authorization'],
+      censor: '[redacted]',
+    },
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } } : {}),
+  };
+}
+
+/** Builds the whole service without listening: plugins, then routes, then the error handlers. */
+export async function buildApp({ config, db, logger = false }: AppOptions): Promise<FastifyInstance> {
+  const { limits } = config;
+  const app = Fastify({
+    logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: limits.bodyBytes,
+    trustProxy: config.trustProxy,
+    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    schemaErrorFormatter: formatValidationError,
+  });
+
+  const sharedSchemas = [ErrorBody, Song, PlaylistWithSongs, newPlaylistSchema(limits), CatalogSong];
+  for (const schema of sharedSchemas) app.addSchema(schema);
+  app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
+  registerBodyParsers(app);
+
+  let closing = false;
+  app.addHook('onRequest', async (request, reply) => {
+    if (closing) throw ApiError.unavailable('The service is shutting down; try again shortly.', 1);
+    reply.header('cache-control', 'no-store');
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+        ...(request.failure === undefined ? {} : { entry: request.failure.entry, reason: request.failure.reason }),
+        ...((request.caller as Caller | null) === null ? {} : { user: request.caller.name }),
+      },
+      'request',
+    );
+  });
+
+  registerErrorHandling(app, limits.bodyBytes);
+
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: [...config.corsOrigins],
+      allowedHeaders: ['security', 'authorization', 'content-type', 'if-none-match'],
+      exposedHeaders: ['x-total-count', 'link', 'location', 'retry-after', 'www-authenticate'],
+    });
+  }
+  if (config.rateLimitPerMinute > 0) {
+    await app.register(rateLimit, {
+      max: config.rateLimitPerMinute,
+      timeWindow: 60_000,
+      errorResponseBuilder: (_request, context) =>
+        ApiError.tooManyRequests(context.ttl / 1000, `Too many requests; the limit is ${context.max} a minute.`),
+    });
+  }
+
+  await registerOpenApi(app);
+  const authenticate = authenticateHook(app, new Authenticator(db, config.auth));
+  playlistRoutes(app, { playlists: playlistService(db, limits), limits, authenticate });
+  songRoutes(app, { db, limits, authenticate });
+  opsRoutes(app, { db, isClosing: () => closing });
+
+  app.decorate('markClosing', () => {
+    closing = true;
+  });
+  return app;
+}

@@ -1,0 +1,173 @@
+/**
+ * The service's settings, read once from the environment, validated and frozen.
+ * Nothing else in the code base reads `process.env`.
+ */
+
+export type DatabaseConfig =
+  | { readonly dialect: 'sqlite'; readonly file: string; readonly url: string }
+  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
+
+export interface Limits {
+  readonly nameMaxLength: number;
+  readonly songsMax: number;
+  readonly pageDefault: number;
+  readonly pageMax: number;
+  readonly searchMaxLength: number;
+  readonly bodyBytes: number;
+  readonly playlistsPerUser: number;
+}
+
+export interface AuthConfig {
+  /** Verified credentials kept in memory. */
+  readonly cacheSize: number;
+  /** How long a cached credential is trusted before it is checked against the database again. */
+  readonly recheckMs: number;
+  /** Failed attempts per user name, and per client address, before 429. */
+  readonly maxFailures: number;
+  readonly failureWindowMs: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly logLevel: LogLevel;
+  readonly database: DatabaseConfig;
+  readonly bootstrapUser: { readonly name: string; readonly password: string } | undefined;
+  readonly seedCatalog: boolean;
+  readonly limits: Limits;
+  readonly auth: AuthConfig;
+  /** Requests per minute per client address; 0 switches general rate limiting off. */
+  readonly rateLimitPerMinute: number;
+  readonly corsOrigins: readonly string[];
+  readonly trustProxy: boolean;
+  readonly shutdownTimeoutMs: number;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A setting that cannot be used; the message names it. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export const DEFAULT_DATABASE_URL = 'sqlite:./data/mixtape.db';
+
+export function loadConfig(env: Env = process.env): Config {
+  const read = reader(env);
+  const config: Config = {
+    port: read.int('PORT', 8080, 0, 65535),
+    host: read.string('HOST', '127.0.0.1'),
+    logLevel: read.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
+    database: parseDatabaseUrl(
+      read.string('DATABASE_URL', DEFAULT_DATABASE_URL),
+      read.int('DATABASE_POOL_SIZE', 10, 1, 1000),
+    ),
+    bootstrapUser: parseBootstrapUser(env.MIXTAPE_BOOTSTRAP_USER),
+    seedCatalog: read.bool('MIXTAPE_SEED_CATALOG', true),
+    limits: {
+      nameMaxLength: read.int('MIXTAPE_NAME_MAX_LENGTH', 200, 1, 10_000),
+      songsMax: read.int('MIXTAPE_SONGS_MAX', 1000, 0, 100_000),
+      pageDefault: read.int('MIXTAPE_PAGE_DEFAULT', 20, 1, 10_000),
+      pageMax: read.int('MIXTAPE_PAGE_MAX', 100, 1, 10_000),
+      searchMaxLength: read.int('MIXTAPE_SEARCH_MAX_LENGTH', 200, 1, 10_000),
+      bodyBytes: read.int('MIXTAPE_BODY_LIMIT', 65_536, 1024, 64 * 1024 * 1024),
+      playlistsPerUser: read.int('MIXTAPE_PLAYLISTS_PER_USER', 10_000, 1, 2 ** 31 - 1),
+    },
+    auth: {
+      cacheSize: read.int('MIXTAPE_AUTH_CACHE_SIZE', 10_000, 1, 10_000_000),
+      recheckMs: read.int('MIXTAPE_AUTH_RECHECK_SECONDS', 5, 0, 3600) * 1000,
+      maxFailures: read.int('MIXTAPE_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
+      failureWindowMs: read.int('MIXTAPE_AUTH_FAILURE_WINDOW_SECONDS', 300, 1, 86_400) * 1000,
+    },
+    rateLimitPerMinute: read.int('MIXTAPE_RATE_LIMIT', 0, 0, 10_000_000),
+    corsOrigins: read.list('MIXTAPE_CORS_ORIGINS'),
+    trustProxy: read.bool('MIXTAPE_TRUST_PROXY', false),
+    shutdownTimeoutMs: read.int('MIXTAPE_SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 3600) * 1000,
+  };
+  if (config.limits.pageDefault > config.limits.pageMax) {
+    throw new ConfigError(
+      `MIXTAPE_PAGE_DEFAULT (${config.limits.pageDefault}) must not exceed MIXTAPE_PAGE_MAX (${config.limits.pageMax})`,
+    );
+  }
+  return deepFreeze(config);
+}
+
+export function parseDatabaseUrl(url: string, poolSize = 10): DatabaseConfig {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    try {
+      new URL(url);
+    } catch {
+      throw new ConfigError(`DATABASE_URL is not a valid postgres:// URL`);
+    }
+    return { dialect: 'postgres', url, poolSize };
+  }
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (file === '')
+      throw new ConfigError('DATABASE_URL names no SQLite file (use sqlite:./data/mixtape.db or sqlite::memory:)');
+    return { dialect: 'sqlite', file, url };
+  }
+  throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres:// (got "${url.split(':')[0] ?? ''}:…")`);
+}
+
+function parseBootstrapUser(value: string | undefined): Config['bootstrapUser'] {
+  if (value === undefined || value === '') return undefined;
+  const colon = value.indexOf(':');
+  if (colon <= 0 || colon === value.length - 1) {
+    throw new ConfigError('MIXTAPE_BOOTSTRAP_USER must be name:password, both non-empty');
+  }
+  return { name: value.slice(0, colon), password: value.slice(colon + 1) };
+}
+
+function reader(env: Env) {
+  const raw = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  };
+  return {
+    string(name: string, fallback: string): string {
+      return raw(name) ?? fallback;
+    },
+    int(name: string, fallback: number, min: number, max: number): number {
+      const value = raw(name);
+      if (value === undefined) return fallback;
+      const n = /^-?\d+$/.test(value) ? Number(value) : NaN;
+      if (!Number.isSafeInteger(n) || n < min || n > max) {
+        throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${value}")`);
+      }
+      return n;
+    },
+    bool(name: string, fallback: boolean): boolean {
+      const value = raw(name)?.toLowerCase();
+      if (value === undefined) return fallback;
+      if (['true', '1', 'yes', 'on'].includes(value)) return true;
+      if (['false', '0', 'no', 'off'].includes(value)) return false;
+      throw new ConfigError(`${name} must be true or false (got "${value}")`);
+    },
+    oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+      const value = raw(name)?.toLowerCase();
+      if (value === undefined) return fallback;
+      if ((allowed as readonly string[]).includes(value)) return value as T;
+      throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got "${value}")`);
+    },
+    list(name: string): string[] {
+      const value = raw(name);
+      if (value === undefined) return [];
+      return value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
+    },
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,68 @@
+import { randomInt } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+
+/** The one error body every failure answers with. */
+export const ErrorBody = Type.Object(
+  {
+    errormsg: Type.String({ description: 'What went wrong, in a sentence a person understands.' }),
+    logdata: Type.Object(
+      {
+        entry: Type.Integer({ description: "Unique number of this error; it appears in the server's log line." }),
+        date: Type.Integer({ description: 'When the error happened, in Unix seconds.' }),
+      },
+      { description: 'Where to find this error in the server log.' },
+    ),
+  },
+  { $id: 'error', title: 'error' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** The one error type: an HTTP status, a message for the client, and headers that go with it. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+
+  static badRequest(message: string): ApiError {
+    return new ApiError(400, message);
+  }
+
+  static notFound(message = 'No such playlist.'): ApiError {
+    return new ApiError(404, message);
+  }
+
+  static gone(message: string): ApiError {
+    return new ApiError(410, message);
+  }
+
+  static conflict(message: string): ApiError {
+    return new ApiError(409, message);
+  }
+
+  static unprocessable(message: string): ApiError {
+    return new ApiError(422, message);
+  }
+
+  static tooManyRequests(retryAfterSeconds: number, message: string): ApiError {
+    return new ApiError(429, message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+
+  static unavailable(message: string, retryAfterSeconds = 5): ApiError {
+    return new ApiError(503, message, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+
+/** A fresh log entry number: random, so that entries from several instances do not collide. */
+export function newEntry(): number {
+  return randomInt(1, 2 ** 48);
+}
+
+export function errorBody(message: string, entry: number, now = Date.now()): ErrorBody {
+  return { errormsg: message, logdata: { entry, date: Math.floor(now / 1000) } };
+}

@@ -1,0 +1,71 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+
+/** The API's own version (semantic versioning); 1.2.0 added the song catalog. */
+export const API_VERSION = '1.2.0';
+
+const DESCRIPTION = `Mixtape manages song playlists over HTTP with JSON bodies.
+
+Every endpoint under \`/v3\` needs a Basic credential (RFC 7617, UTF-8): in the \`security\` header, as the
+specification says (the word \`Basic\` may be left out there), or in the standard \`Authorization\` header.
+Every failure answers with one body: \`{"errormsg": "...", "logdata": {"entry": N, "date": T}}\`, where
+\`entry\` finds the error in the server log. A method a path does not have answers 405 with \`Allow\`;
+an unknown path answers 404. The plural paths (\`/v3/playlists...\`) are aliases of the singular ones.`;
+
+/** Turns route parameters into the names of the original description: `playlistId` → `playlist-id`. */
+const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+type OpenApiDocument = Record<string, unknown> & { paths?: Record<string, Record<string, unknown>> };
+
+function renameParameters(document: OpenApiDocument): OpenApiDocument {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const operation of Object.values(item)) {
+      const parameters = (operation as { parameters?: { in: string; name: string }[] }).parameters ?? [];
+      for (const parameter of parameters) if (parameter.in === 'path') parameter.name = kebab(parameter.name);
+    }
+    paths[path.replace(/\{(\w+)\}/g, (_m, name: string) => `{${kebab(name)}}`)] = item;
+  }
+  return { ...document, paths };
+}
+
+/** The OpenAPI 3.1 document, built from the route schemas, at `/v3/openapi.json`, and its reference page at `/docs`. */
+export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Mixtape',
+        version: API_VERSION,
+        description: DESCRIPTION,
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: '/', description: 'This server' }],
+      tags: [
+        { name: 'Your Library', description: 'Get, create and delete your playlists' },
+        { name: 'Catalog', description: 'Find the songs to put in a playlist' },
+        { name: 'Aliases', description: 'Plural paths, as in the getting-started examples' },
+        { name: 'Operations', description: 'Health, readiness and metrics for operators' },
+      ],
+      components: {
+        securitySchemes: {
+          basauth: { type: 'http', scheme: 'basic', description: 'Basic credential in the Authorization header.' },
+          security: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'security',
+            description: 'The same Basic credential in the `security` header: `Basic base64(user:password)`.',
+          },
+        },
+      },
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+    transformObject: (documentObject) =>
+      renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject) as never,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  app.get('/v3/openapi.json', { schema: { hide: true } }, () => app.swagger());
+}

@@ -1,0 +1,48 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import { ErrorBody } from './errors.js';
+
+/** Response documentation and serialization helpers shared by every feature's routes. */
+
+type HeaderDoc = Record<string, { type: 'string' | 'integer'; description: string }>;
+
+const header = (description: string, type: 'string' | 'integer' = 'string') => ({ type, description });
+
+export const HEADERS = {
+  cacheControl: { 'Cache-Control': header('`no-store`: answers for one user are never cached on the way.') },
+  vary: { Vary: header('`security, Authorization`: the answer depends on the credential.') },
+  retryAfter: { 'Retry-After': header('Seconds to wait before trying again.', 'integer') },
+  wwwAuthenticate: { 'WWW-Authenticate': header('`Basic realm="mixtape", charset="UTF-8"`.') },
+} satisfies Record<string, HeaderDoc>;
+
+const PRIVATE_JSON: HeaderDoc = { ...HEADERS.cacheControl, ...HEADERS.vary };
+
+/** A JSON response with its schema and the headers it carries. */
+export function json(description: string, schema: TSchema, headers: HeaderDoc = {}) {
+  return { description, headers: { ...PRIVATE_JSON, ...headers }, content: { 'application/json': { schema } } };
+}
+
+/** A response with no body. */
+export function empty(description: string, headers: HeaderDoc = {}) {
+  return { description, headers: { ...PRIVATE_JSON, ...headers }, type: 'null' };
+}
+
+const errorRef = Type.Ref('error');
+
+export function error(description: string, headers: HeaderDoc = {}) {
+  return { description, headers, content: { 'application/json': { schema: errorRef } } };
+}
+
+/** The failures every authenticated operation can answer with. */
+export const AUTHENTICATED_ERRORS = {
+  401: error('The credential is missing, malformed or wrong.', HEADERS.wwwAuthenticate),
+  429: error('Too many failed sign-in attempts, or the configured rate limit is reached.', HEADERS.retryAfter),
+  500: error('An unexpected fault; `logdata.entry` finds it in the server log.'),
+  503: error('The database is unreachable or the service is shutting down.', HEADERS.retryAfter),
+};
+
+export const BAD_REQUEST = error('A bad parameter, id or body: `errormsg` names the field and the rule.');
+export const NOT_FOUND = error("No such playlist for this user (another user's playlist answers the same).");
+export const GONE = error('The caller deleted this playlist.');
+
+/** Either credential header: `Authorization: Basic …` (as generated clients send it) or `security`. */
+export const SECURITY: { [scheme: string]: string[] }[] = [{ basauth: [] }, { security: [] }];

@@ -1,0 +1,105 @@
+import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
+
+/**
+ * Request validation. Query strings and path parameters arrive as text and are coerced to the schema's
+ * types; bodies are JSON and are taken as sent, so `"name": 5` or `"songIds": ["1"]` is a 400.
+ */
+export function createValidatorCompiler(sharedSchemas: readonly SchemaObject[]): FastifySchemaCompiler<SchemaObject> {
+  const common = { useDefaults: true, verbose: true, allErrors: false, strict: true } as const;
+  const coercing = withKeywords(new Ajv({ ...common, coerceTypes: 'array', removeAdditional: true }), sharedSchemas);
+  const strict = withKeywords(new Ajv({ ...common, coerceTypes: false }), sharedSchemas);
+  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema);
+}
+
+function withKeywords(ajv: Ajv, sharedSchemas: readonly SchemaObject[]): Ajv {
+  // `x-message` is the sentence a client reads when a `pattern` fails; `example` is documentation.
+  ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'example' });
+  for (const schema of sharedSchemas) ajv.addSchema(schema);
+  return ajv;
+}
+
+const WHERE: Record<string, string> = {
+  body: 'the request body',
+  querystring: 'the query string',
+  params: 'the path',
+  headers: 'the headers',
+};
+
+/** Turns the first validation error into one sentence that names the field and the rule. */
+export function formatValidationError(errors: ErrorObject[], dataVar: string): Error {
+  const error = errors[0];
+  if (error === undefined) return new Error(`${WHERE[dataVar] ?? dataVar} is not valid.`);
+  const field = fieldName(error, dataVar);
+  const p = error.params as Record<string, unknown>;
+  let message: string;
+  switch (error.keyword) {
+    case 'required':
+      message = `${quote(String(p.missingProperty))} is required in ${WHERE[dataVar] ?? dataVar}.`;
+      break;
+    case 'type':
+      message = `${field} must be ${article(String(p.type))}.`;
+      break;
+    case 'minLength':
+      message = `${field} must be at least ${String(p.limit)} character${p.limit === 1 ? '' : 's'} long.`;
+      break;
+    case 'maxLength':
+      message = `${field} must be at most ${String(p.limit)} characters long.`;
+      break;
+    case 'minimum':
+      message = `${field} must be at least ${String(p.limit)}.`;
+      break;
+    case 'maximum':
+      message = `${field} must be at most ${String(p.limit)}.`;
+      break;
+    case 'minItems':
+      message = `${field} must have at least ${String(p.limit)} entries.`;
+      break;
+    case 'maxItems':
+      message = `${field} must have at most ${String(p.limit)} entries.`;
+      break;
+    case 'pattern': {
+      const custom: unknown = error.parentSchema?.['x-message'];
+      message = `${field} ${typeof custom === 'string' ? custom : 'has an invalid format'}.`;
+      break;
+    }
+    default:
+      message = `${field} ${error.message ?? 'is not valid'}.`;
+  }
+  return new Error(capitalise(message));
+}
+
+function fieldName(error: ErrorObject, dataVar: string): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (path.length === 0) return WHERE[dataVar] ?? dataVar;
+  const name = path.reduce(
+    (acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc === '' ? part : `${acc}.${part}`),
+    '',
+  );
+  if (dataVar === 'querystring') return `the ${quote(name)} query parameter`;
+  // Path parameters carry the names of the original description: playlistId is `playlist-id`.
+  if (dataVar === 'params') return `the ${quote(name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))} in the path`;
+  return quote(name);
+}
+
+function article(type: string): string {
+  const names: Record<string, string> = {
+    integer: 'an integer',
+    number: 'a number',
+    string: 'a string',
+    array: 'an array',
+    object: 'a JSON object',
+    boolean: 'true or false',
+  };
+  return type
+    .split(',')
+    .map((t) => names[t] ?? t)
+    .join(' or ');
+}
+
+const quote = (name: string): string => `"${name}"`;
+const capitalise = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);

@@ -1,0 +1,79 @@
+import { sql } from 'kysely';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { Db } from '../db/database.js';
+import { ApiError } from '../http/errors.js';
+import { HEADERS, error } from '../http/responses.js';
+
+const Status = Type.Object({ status: Type.String() });
+
+/** Liveness, readiness and Prometheus metrics; no credential needed. */
+export function opsRoutes(app: FastifyInstance, deps: { db: Db; isClosing: () => boolean }): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const duration = new Histogram({
+    name: 'mixtape_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    duration.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
+  });
+
+  const tags = ['Operations'];
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        operationId: 'health',
+        tags,
+        description: 'Liveness: the process answers.',
+        response: { 200: { description: 'Alive.', content: { 'application/json': { schema: Status } } } },
+      },
+    },
+    () => ({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        operationId: 'ready',
+        tags,
+        description: 'Readiness: the database answers and the service is not shutting down.',
+        response: {
+          200: { description: 'Ready.', content: { 'application/json': { schema: Status } } },
+          503: error('Not ready: the database is unreachable or the service is shutting down.', HEADERS.retryAfter),
+        },
+      },
+    },
+    async () => {
+      if (deps.isClosing()) throw ApiError.unavailable('The service is shutting down.');
+      try {
+        await sql`SELECT 1`.execute(deps.db.kysely);
+      } catch {
+        throw ApiError.unavailable('The database is not reachable.');
+      }
+      return { status: 'ok' };
+    },
+  );
+
+  app.get(
+    '/metrics',
+    {
+      schema: {
+        operationId: 'metrics',
+        tags,
+        description: 'Prometheus metrics in the text exposition format.',
+        response: {
+          200: { description: 'The metrics.', content: { 'text/plain': { schema: Type.String() } } },
+        },
+      },
+    },
+    async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+  );
+}

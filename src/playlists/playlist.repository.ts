@@ -1,0 +1,161 @@
+import { sql, type Kysely } from 'kysely';
+import type { Dialect } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import { characterCount, containsPattern, ftsPhrase } from '../search/search-text.js';
+
+type Q = Kysely<Database>;
+
+export interface PlaylistHead {
+  id: number;
+  name: string;
+}
+
+export interface PlaylistSongRow {
+  playlist_id: number;
+  id: number;
+  title: string;
+  artist: string;
+}
+
+// Rows per INSERT statement: well under SQLite's limit of bound variables.
+const INSERT_CHUNK = 500;
+
+export async function insertPlaylist(db: Q, ownerId: number, name: string, now: number): Promise<number> {
+  const row = await db
+    .insertInto('playlists')
+    .values({ owner_id: ownerId, name, created_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function insertEntries(db: Q, playlistId: number, songIds: readonly number[]): Promise<void> {
+  for (let start = 0; start < songIds.length; start += INSERT_CHUNK) {
+    const values = songIds
+      .slice(start, start + INSERT_CHUNK)
+      .map((songId, i) => ({ playlist_id: playlistId, position: start + i, song_id: songId }));
+    await db.insertInto('playlist_songs').values(values).execute();
+  }
+}
+
+export async function insertSearchDocument(db: Q, dialect: Dialect, playlistId: number, doc: string): Promise<void> {
+  if (dialect === 'sqlite') {
+    await sql`INSERT INTO playlist_search (rowid, doc) VALUES (${playlistId}, ${doc})`.execute(db);
+  } else {
+    await sql`INSERT INTO playlist_search (playlist_id, doc) VALUES (${playlistId}, ${doc})`.execute(db);
+  }
+}
+
+export async function replaceSearchDocument(db: Q, dialect: Dialect, playlistId: number, doc: string): Promise<void> {
+  if (dialect === 'sqlite') {
+    await sql`DELETE FROM playlist_search WHERE rowid = ${playlistId}`.execute(db);
+  } else {
+    await sql`DELETE FROM playlist_search WHERE playlist_id = ${playlistId}`.execute(db);
+  }
+  await insertSearchDocument(db, dialect, playlistId, doc);
+}
+
+export function findPlaylist(db: Q, id: number): Promise<{ id: number; owner_id: number; name: string } | undefined> {
+  return db.selectFrom('playlists').select(['id', 'owner_id', 'name']).where('id', '=', id).executeTakeFirst();
+}
+
+export function findDeletedPlaylist(db: Q, id: number): Promise<{ owner_id: number } | undefined> {
+  return db.selectFrom('deleted_playlists').select('owner_id').where('id', '=', id).executeTakeFirst();
+}
+
+/** Deletes the owner's playlist (its entries and search document go with it) and records the deletion. */
+export async function deletePlaylist(db: Q, id: number, ownerId: number, now: number): Promise<boolean> {
+  const result = await db
+    .deleteFrom('playlists')
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirst();
+  if (result.numDeletedRows === 0n) return false;
+  await db.insertInto('deleted_playlists').values({ id, owner_id: ownerId, deleted_at: now }).execute();
+  return true;
+}
+
+export function listPlaylists(db: Q, ownerId: number, limit: number, offset: number): Promise<PlaylistHead[]> {
+  return db
+    .selectFrom('playlists')
+    .select(['id', 'name'])
+    .where('owner_id', '=', ownerId)
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+/**
+ * The owner's playlists whose search document contains every word. Words of three characters or more
+ * go through the trigram index (FTS5 on SQLite, pg_trgm on PostgreSQL); shorter ones are checked on the
+ * owner's candidates only.
+ */
+function matching(db: Q, dialect: Dialect, ownerId: number, words: readonly string[]) {
+  let query = db.selectFrom('playlists as p').where('p.owner_id', '=', ownerId);
+  if (dialect === 'sqlite') {
+    const indexed = words.filter((w) => characterCount(w) >= 3);
+    if (indexed.length > 0) {
+      const expression = indexed.map(ftsPhrase).join(' AND ');
+      query = query.where(
+        sql<boolean>`p.id IN (SELECT rowid FROM playlist_search WHERE playlist_search MATCH ${expression})`,
+      );
+    }
+    for (const word of words.filter((w) => characterCount(w) < 3)) {
+      query = query.where(
+        sql<boolean>`EXISTS (SELECT 1 FROM playlist_search s WHERE s.rowid = p.id AND s.doc LIKE ${containsPattern(word)} ESCAPE '\\')`,
+      );
+    }
+    return query;
+  }
+  const likes = words.map((word) => sql`s.doc LIKE ${containsPattern(word)} ESCAPE '\\'`);
+  return query.where(
+    sql<boolean>`EXISTS (SELECT 1 FROM playlist_search s WHERE s.playlist_id = p.id AND ${sql.join(likes, sql` AND `)})`,
+  );
+}
+
+export function searchPlaylists(
+  db: Q,
+  dialect: Dialect,
+  ownerId: number,
+  words: readonly string[],
+  limit: number,
+  offset: number,
+): Promise<PlaylistHead[]> {
+  return matching(db, dialect, ownerId, words)
+    .select(['p.id', 'p.name'])
+    .orderBy('p.id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function countSearchMatches(
+  db: Q,
+  dialect: Dialect,
+  ownerId: number,
+  words: readonly string[],
+): Promise<number> {
+  const row = await matching(db, dialect, ownerId, words)
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .executeTakeFirstOrThrow();
+  return row.total;
+}
+
+export async function countPlaylists(db: Q, ownerId: number): Promise<number> {
+  const row = await db.selectFrom('users').select('playlist_count').where('id', '=', ownerId).executeTakeFirst();
+  return row?.playlist_count ?? 0;
+}
+
+/** The songs of several playlists in one query, in playlist order then position order. */
+export function songsOfPlaylists(db: Q, playlistIds: readonly number[]): Promise<PlaylistSongRow[]> {
+  if (playlistIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('playlist_songs as ps')
+    .innerJoin('songs as s', 's.id', 'ps.song_id')
+    .select(['ps.playlist_id', 's.id', 's.title', 's.artist'])
+    .where('ps.playlist_id', 'in', playlistIds)
+    .orderBy('ps.playlist_id')
+    .orderBy('ps.position')
+    .execute();
+}

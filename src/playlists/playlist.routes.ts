@@ -1,0 +1,134 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { Limits } from '../config.js';
+import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
+import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, GONE, NOT_FOUND, empty, error, json } from '../http/responses.js';
+import type { PlaylistWithSongs } from './playlist.schemas.js';
+import { PlaylistParams, pageQuerySchema, type NewPlaylist, type PageQuery } from './playlist.schemas.js';
+import type { PlaylistService } from './playlist.service.js';
+
+export interface PlaylistRouteDeps {
+  readonly playlists: PlaylistService;
+  readonly limits: Limits;
+  readonly authenticate: onRequestAsyncHookHandler;
+}
+
+const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));
+const newPlaylistRef = Type.Unsafe<NewPlaylist>(Type.Ref('newPlaylist'));
+
+/** The playlist endpoints, at `/v3/playlist` and at the plural alias the getting-started examples use. */
+export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): void {
+  const { playlists, limits, authenticate } = deps;
+  const query = pageQuerySchema(
+    limits,
+    "Words that must all appear, case- and accent-insensitively, in the playlist's name or in a song's title, artist or genre",
+  );
+
+  for (const base of ['/v3/playlist', '/v3/playlists'] as const) {
+    const alias = base === '/v3/playlists';
+    const tags = alias ? ['Aliases'] : ['Your Library'];
+    const op = (id: string) => (alias ? `${id}Plural` : id);
+    const aliasNote = alias ? ' Alias of the singular path, as used by the getting-started examples.' : '';
+
+    app.get<{ Querystring: PageQuery }>(
+      base,
+      {
+        onRequest: authenticate,
+        schema: {
+          operationId: op('getplaylists'),
+          tags,
+          security: SECURITY,
+          description: `Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words.${aliasNote}`,
+          querystring: query,
+          response: {
+            200: json('The page of playlists (maybe empty).', Type.Array(playlistRef), PAGE_HEADERS),
+            400: BAD_REQUEST,
+            ...AUTHENTICATED_ERRORS,
+          },
+        },
+      },
+      async (request, reply) => {
+        const page = await playlists.list(request.caller.userId, request.query);
+        setPageHeaders(request, reply, request.query, page.total);
+        return page.items;
+      },
+    );
+
+    app.post<{ Body: NewPlaylist }>(
+      base,
+      {
+        onRequest: authenticate,
+        schema: {
+          operationId: op('postplaylist'),
+          tags,
+          security: SECURITY,
+          description: `Creates a playlist from a name and song ids and returns it.${aliasNote}`,
+          body: newPlaylistRef,
+          response: {
+            200: json('The created playlist.', playlistRef, {
+              Location: { type: 'string', description: 'The path of the new playlist.' },
+            }),
+            400: BAD_REQUEST,
+            409: error("The caller's playlist quota is reached."),
+            413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
+            415: error('The body is not JSON (text/plain and form bodies are read as JSON with the security header).'),
+            422: error('Some song ids are not in the catalog; `errormsg` names them.'),
+            ...AUTHENTICATED_ERRORS,
+          },
+        },
+      },
+      async (request, reply) => {
+        const playlist = await playlists.create(request.caller.userId, request.body);
+        reply.header('location', `/v3/playlist/${playlist.id}`);
+        return playlist;
+      },
+    );
+
+    app.get<{ Params: { playlistId: number } }>(
+      `${base}/:playlistId`,
+      {
+        onRequest: authenticate,
+        schema: {
+          operationId: op('getspecplaylist'),
+          tags,
+          security: SECURITY,
+          description: `Returns one of the caller's playlists.${aliasNote}`,
+          params: PlaylistParams,
+          response: {
+            200: json('The playlist.', playlistRef),
+            400: BAD_REQUEST,
+            404: NOT_FOUND,
+            410: GONE,
+            ...AUTHENTICATED_ERRORS,
+          },
+        },
+      },
+      async (request) => playlists.get(request.caller.userId, request.params.playlistId),
+    );
+
+    app.delete<{ Params: { playlistId: number } }>(
+      `${base}/:playlistId`,
+      {
+        onRequest: authenticate,
+        schema: {
+          operationId: op('deleteplaylist'),
+          tags,
+          security: SECURITY,
+          description: `Deletes one of the caller's playlists. Asking again answers 410.${aliasNote}`,
+          params: PlaylistParams,
+          response: {
+            200: empty('Deleted; the body is empty.'),
+            400: BAD_REQUEST,
+            404: NOT_FOUND,
+            410: GONE,
+            ...AUTHENTICATED_ERRORS,
+          },
+        },
+      },
+      async (request, reply) => {
+        await playlists.remove(request.caller.userId, request.params.playlistId);
+        return reply.code(200).send();
+      },
+    );
+  }
+}

@@ -1,0 +1,81 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Limits } from '../config.js';
+
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+/** A positive integer id below 2^53. */
+export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_ID, description });
+
+export const Song = Type.Object(
+  {
+    id: Type.Integer({ description: 'Song id' }),
+    title: Type.String({ description: 'Song title' }),
+    artist: Type.String({ description: 'Artist name' }),
+  },
+  { $id: 'song', title: 'song' },
+);
+export type Song = Static<typeof Song>;
+
+export const PlaylistWithSongs = Type.Object(
+  {
+    id: Type.Integer({ description: 'Playlist id' }),
+    name: Type.String({ description: 'Playlist name' }),
+    songs: Type.Array(Type.Unsafe<Song>(Type.Ref('song')), {
+      description: 'Songs in the playlist, in the order they were given',
+    }),
+  },
+  { $id: 'playlistwithsongs', title: 'playlistwithsongs' },
+);
+export type PlaylistWithSongs = Static<typeof PlaylistWithSongs>;
+
+// Control characters (C0, DEL, C1) anywhere, or nothing but white space, is refused.
+const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F';
+export const NAME_PATTERN = `^[^${CONTROL}]*[^\\s${CONTROL}][^${CONTROL}]*$`;
+
+export function newPlaylistSchema(limits: Limits) {
+  return Type.Object(
+    {
+      name: Type.String({
+        minLength: 1,
+        maxLength: limits.nameMaxLength,
+        pattern: NAME_PATTERN,
+        'x-message': 'must not be blank or contain control characters',
+        description: 'Playlist name, stored exactly as sent',
+        example: 'Chill Vibes',
+      }),
+      songIds: Type.Array(Id('A song id from the catalog'), {
+        minItems: 0,
+        maxItems: limits.songsMax,
+        description: 'Ids of the songs to put in the playlist; order is kept and repeats are allowed',
+        example: [22, 3, 11, 45, 54],
+      }),
+    },
+    { $id: 'newPlaylist', title: 'newPlaylist' },
+  );
+}
+export type NewPlaylist = Static<ReturnType<typeof newPlaylistSchema>>;
+
+export function pageQuerySchema(limits: Limits, searchDescription: string) {
+  return Type.Object({
+    limit: Type.Integer({
+      minimum: 1,
+      maximum: limits.pageMax,
+      default: limits.pageDefault,
+      description: 'Number of items to return',
+    }),
+    offset: Type.Integer({
+      minimum: 0,
+      maximum: 2 ** 31 - 1,
+      default: 0,
+      description: 'Index of the first item to return; 0 starts at the beginning, 10 skips the first 10',
+    }),
+    search: Type.Optional(Type.String({ maxLength: limits.searchMaxLength, description: searchDescription })),
+  });
+}
+export interface PageQuery {
+  limit: number;
+  offset: number;
+  search?: string | undefined;
+}
+
+export const PlaylistParams = Type.Object({ playlistId: Id('Playlist id') });

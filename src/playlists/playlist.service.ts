@@ -1,0 +1,106 @@
+import type { Limits } from '../config.js';
+import type { Db } from '../db/database.js';
+import { ApiError } from '../http/errors.js';
+import { searchDocument, searchWords } from '../search/search-text.js';
+import { findSongsByIds } from '../songs/song.repository.js';
+import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
+import * as playlists from './playlist.repository.js';
+import type { NewPlaylist, PageQuery, PlaylistWithSongs } from './playlist.schemas.js';
+
+export interface Page<T> {
+  readonly items: T[];
+  readonly total: number;
+}
+
+const ALREADY_DELETED = 'This playlist is already deleted.';
+const NOT_FOUND = 'No such playlist.';
+
+/** The playlist rules: creation against the catalog and the quota, ownership, 404 and 410. */
+export function playlistService(db: Db, limits: Limits) {
+  const q = db.kysely;
+
+  /** 410 for the owner of a deleted playlist, 404 for everyone and everything else. */
+  async function missing(id: number, userId: number): Promise<ApiError> {
+    const deleted = await playlists.findDeletedPlaylist(q, id);
+    return deleted?.owner_id === userId ? ApiError.gone(ALREADY_DELETED) : ApiError.notFound(NOT_FOUND);
+  }
+
+  async function withSongs(heads: playlists.PlaylistHead[]): Promise<PlaylistWithSongs[]> {
+    const rows = await playlists.songsOfPlaylists(
+      q,
+      heads.map((h) => h.id),
+    );
+    const byPlaylist = new Map<number, PlaylistWithSongs>();
+    const result = heads.map((h) => {
+      const playlist: PlaylistWithSongs = { id: h.id, name: h.name, songs: [] };
+      byPlaylist.set(h.id, playlist);
+      return playlist;
+    });
+    for (const row of rows)
+      byPlaylist.get(row.playlist_id)?.songs.push({ id: row.id, title: row.title, artist: row.artist });
+    return result;
+  }
+
+  return {
+    async create(userId: number, input: NewPlaylist): Promise<PlaylistWithSongs> {
+      const found = await findSongsByIds(q, input.songIds);
+      const byId = new Map(found.map((s) => [s.id, s]));
+      const unknown = [...new Set(input.songIds.filter((id) => !byId.has(id)))];
+      if (unknown.length > 0) {
+        const shown = unknown.slice(0, 20).join(', ');
+        const more = unknown.length > 20 ? ` and ${unknown.length - 20} more` : '';
+        throw ApiError.unprocessable(
+          `${unknown.length === 1 ? 'This song id is' : 'These song ids are'} not in the catalog: ${shown}${more}.`,
+        );
+      }
+      const songs = input.songIds.map((id) => byId.get(id)!);
+      const doc = searchDocument([input.name, ...songs.flatMap((s) => [s.title, s.artist, s.genre])]);
+      const id = await q.transaction().execute(async (trx) => {
+        if (!(await reservePlaylistSlot(trx, userId, limits.playlistsPerUser))) {
+          throw ApiError.conflict(
+            `You have reached the limit of ${limits.playlistsPerUser} playlists; delete one to make room.`,
+          );
+        }
+        const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now());
+        await playlists.insertEntries(trx, playlistId, input.songIds);
+        await playlists.insertSearchDocument(trx, db.dialect, playlistId, doc);
+        return playlistId;
+      });
+      return { id, name: input.name, songs: songs.map((s) => ({ id: s.id, title: s.title, artist: s.artist })) };
+    },
+
+    async get(userId: number, id: number): Promise<PlaylistWithSongs> {
+      const head = await playlists.findPlaylist(q, id);
+      if (head === undefined || head.owner_id !== userId) throw await missing(id, userId);
+      const [playlist] = await withSongs([head]);
+      return playlist!;
+    },
+
+    async remove(userId: number, id: number): Promise<void> {
+      const deleted = await q.transaction().execute(async (trx) => {
+        if (!(await playlists.deletePlaylist(trx, id, userId, Date.now()))) return false;
+        await releasePlaylistSlot(trx, userId);
+        return true;
+      });
+      if (!deleted) throw await missing(id, userId);
+    },
+
+    async list(userId: number, page: PageQuery): Promise<Page<PlaylistWithSongs>> {
+      const words = searchWords(page.search ?? '');
+      if (words.length === 0) {
+        const [heads, total] = await Promise.all([
+          playlists.listPlaylists(q, userId, page.limit, page.offset),
+          playlists.countPlaylists(q, userId),
+        ]);
+        return { items: await withSongs(heads), total };
+      }
+      const [heads, total] = await Promise.all([
+        playlists.searchPlaylists(q, db.dialect, userId, words, page.limit, page.offset),
+        playlists.countSearchMatches(q, db.dialect, userId, words),
+      ]);
+      return { items: await withSongs(heads), total };
+    },
+  };
+}
+
+export type PlaylistService = ReturnType<typeof playlistService>;

@@ -1,0 +1,41 @@
+/**
+ * Search text: what a playlist or song is found by. Both the stored documents and the words a client
+ * searches for go through `normaliseText`, so matching is case- and accent-insensitive on every database.
+ */
+
+/** Lower case, accents removed, compatibility forms folded (ﬁ → fi, full-width → ASCII), spaces squeezed. */
+export function normaliseText(text: string): string {
+  return text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/gu, ' ').trim();
+}
+
+/** Length in Unicode code points, as JSON Schema counts `maxLength`. */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
+
+/** The distinct normalised words of a search string. */
+export function searchWords(search: string): string[] {
+  return [...new Set(normaliseText(search).split(' '))].filter((word) => word !== '');
+}
+
+/** One document from several fields; the line breaks keep a word from matching across two fields. */
+export function searchDocument(fields: Iterable<string>): string {
+  const parts = new Set<string>();
+  for (const field of fields) {
+    const normal = normaliseText(field);
+    if (normal !== '') parts.add(normal);
+  }
+  return [...parts].join('\n');
+}
+
+/** A LIKE pattern that finds the word anywhere, with `%`, `_` and `\` taken literally (ESCAPE '\'). */
+export function containsPattern(word: string): string {
+  return `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** An FTS5 phrase for the word: quoted, so that every character is literal. */
+export function ftsPhrase(word: string): string {
+  return `"${word.replace(/"/g, '""')}"`;
+}

@@ -1,0 +1,55 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, SongRow } from '../db/schema.js';
+import { containsPattern } from '../search/search-text.js';
+
+type Q = Kysely<Database>;
+
+export type CatalogSongRow = Omit<SongRow, 'search_doc'>;
+
+const COLUMNS = ['id', 'title', 'artist', 'album', 'genre', 'duration'] as const;
+
+// Ids per IN list: well under SQLite's limit of bound variables.
+const LOOKUP_CHUNK = 5000;
+
+/** The catalog rows of these ids (each once, in no particular order); unknown ids are left out. */
+export async function findSongsByIds(
+  db: Q,
+  ids: readonly number[],
+): Promise<Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>[]> {
+  const distinct = [...new Set(ids)];
+  const rows: Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>[] = [];
+  for (let start = 0; start < distinct.length; start += LOOKUP_CHUNK) {
+    const chunk = distinct.slice(start, start + LOOKUP_CHUNK);
+    rows.push(
+      ...(await db.selectFrom('songs').select(['id', 'title', 'artist', 'genre']).where('id', 'in', chunk).execute()),
+    );
+  }
+  return rows;
+}
+
+export function findSong(db: Q, id: number): Promise<CatalogSongRow | undefined> {
+  return db.selectFrom('songs').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+function matching(db: Q, words: readonly string[]) {
+  let query = db.selectFrom('songs');
+  for (const word of words) {
+    query = query.where(sql<boolean>`search_doc LIKE ${containsPattern(word)} ESCAPE '\\'`);
+  }
+  return query;
+}
+
+export function searchSongs(db: Q, words: readonly string[], limit: number, offset: number): Promise<CatalogSongRow[]> {
+  return matching(db, words).select(COLUMNS).orderBy('id').limit(limit).offset(offset).execute();
+}
+
+export async function countSongs(db: Q, words: readonly string[]): Promise<number> {
+  const row = await matching(db, words)
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .executeTakeFirstOrThrow();
+  return row.total;
+}
+
+export async function catalogSize(db: Q): Promise<number> {
+  return countSongs(db, []);
+}

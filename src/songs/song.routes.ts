@@ -1,0 +1,88 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { Limits } from '../config.js';
+import type { Db } from '../db/database.js';
+import { ApiError } from '../http/errors.js';
+import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
+import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, error, json } from '../http/responses.js';
+import { Id, pageQuerySchema, type PageQuery } from '../playlists/playlist.schemas.js';
+import { searchWords } from '../search/search-text.js';
+import * as songs from './song.repository.js';
+
+export const CatalogSong = Type.Object(
+  {
+    id: Type.Integer({ description: 'Song id, to use in `songIds`' }),
+    title: Type.String(),
+    artist: Type.String(),
+    album: Type.String(),
+    genre: Type.String(),
+    duration: Type.Union([Type.Integer({ description: 'Length in seconds' }), Type.Null()]),
+  },
+  { $id: 'catalogSong', title: 'catalogSong' },
+);
+
+const catalogSongRef = Type.Ref('catalogSong');
+
+/** The song catalog (API 1.2.0): find the ids to put in a playlist. */
+export function songRoutes(
+  app: FastifyInstance,
+  deps: { db: Db; limits: Limits; authenticate: onRequestAsyncHookHandler },
+): void {
+  const { db, limits, authenticate } = deps;
+
+  app.get<{ Querystring: PageQuery }>(
+    '/v3/song',
+    {
+      onRequest: authenticate,
+      schema: {
+        operationId: 'getsongs',
+        tags: ['Catalog'],
+        security: SECURITY,
+        description: 'Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre.',
+        querystring: pageQuerySchema(
+          limits,
+          'Words that must all appear, case- and accent-insensitively, in the title, artist, album or genre',
+        ),
+        response: {
+          200: json('A page of songs.', Type.Array(catalogSongRef), PAGE_HEADERS),
+          400: BAD_REQUEST,
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const words = searchWords(request.query.search ?? '');
+      const [items, total] = await Promise.all([
+        songs.searchSongs(db.kysely, words, request.query.limit, request.query.offset),
+        songs.countSongs(db.kysely, words),
+      ]);
+      setPageHeaders(request, reply, request.query, total);
+      return items;
+    },
+  );
+
+  app.get<{ Params: { songId: number } }>(
+    '/v3/song/:songId',
+    {
+      onRequest: authenticate,
+      schema: {
+        operationId: 'getsong',
+        tags: ['Catalog'],
+        security: SECURITY,
+        description: 'Returns one song of the catalog.',
+        params: Type.Object({ songId: Id('Song id') }),
+        response: {
+          200: json('The song.', catalogSongRef),
+          400: BAD_REQUEST,
+          404: error('No song has this id.'),
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+    },
+    async (request) => {
+      const song = await songs.findSong(db.kysely, request.params.songId);
+      if (song === undefined) throw ApiError.notFound('No song has this id.');
+      return song;
+    },
+  );
+}
