@@ -1,5 +1,4 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ErrorBody } from './errors.js';
 
 /** Response documentation and serialization helpers shared by every feature's routes. */
 

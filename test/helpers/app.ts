@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openDatabase, type Db } from '../../src/db/database.js';
+import { prepareDatabase } from '../../src/startup.js';
+import { userService } from '../../src/users/user.service.js';
+import { createTestDatabase, type TestDialect } from './databases.js';
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly db: Db;
+  readonly config: Config;
+  /** Creates a user and returns the value of a `security` header that signs in as them. */
+  addUser(name?: string, password?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+let users = 0;
+
+export const basic = (name: string, password: string): string =>
+  `Basic ${Buffer.from(`${name}:${password}`, 'utf8').toString('base64')}`;
+
+/** The whole app on a database of its own, migrated and seeded with the demo catalog, not listening. */
+export async function createTestApp(dialect: TestDialect, env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await createTestDatabase(dialect);
+  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', ...env });
+  const db = openDatabase(config.database);
+  await prepareDatabase(db, config, { info: () => {} });
+  const app = await buildApp({ config, db });
+  await app.ready();
+  return {
+    app,
+    db,
+    config,
+    async addUser(name = `user${++users}_${process.pid}`, password = 'correct horse') {
+      await userService(db).add(name, password);
+      return basic(name, password);
+    },
+    async close() {
+      await app.close();
+      await db.close();
+      await database.drop();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export const DIALECTS = ['sqlite', 'postgres'] as const;
+export type TestDialect = (typeof DIALECTS)[number];
+
+/** The PostgreSQL server the tests use; every test database is created on it and dropped afterwards. */
+export const PG_ADMIN_URL = process.env.MIXTAPE_TEST_PG_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  readonly url: string;
+  drop(): Promise<void>;
+}
+
+/** A new, empty database of its own: a temporary SQLite file, or a new PostgreSQL database. */
+export async function createTestDatabase(dialect: TestDialect): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'mixtape-test-'));
+    return {
+      url: `sqlite:${join(dir, 'mixtape.db')}`,
+      drop: () => {
+        rmSync(dir, { recursive: true, force: true });
+        return Promise.resolve();
+      },
+    };
+  }
+  const name = `mixtape_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
