@@ -93,11 +93,6 @@ export class Authenticator {
     return { userId: user.id, name: user.name, source: credential.source };
   }
 
-  /** Forgets every cached credential of this user at once (used by the instance that changed the user). */
-  forgetUser(name: string): void {
-    for (const [key, entry] of this.verified.entries()) if (entry.name === name) this.verified.delete(key);
-  }
-
   private async stillValid(entry: Verified): Promise<boolean> {
     if (this.now() - entry.checkedAt < this.config.recheckMs) return true;
     const user = await findUserById(this.db.kysely, entry.userId);

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.js';
+import { openDatabase, type Db } from '../db/database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { ApiError } from '../http/errors.js';
+import { userService } from '../users/user.service.js';
+import { Authenticator } from './authenticator.js';
+
+const header = (name: string, password: string) => ({
+  security: `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`,
+});
+
+async function status(promise: Promise<unknown>): Promise<number> {
+  try {
+    await promise;
+    return 200;
+  } catch (error) {
+    if (error instanceof ApiError) return error.statusCode;
+    throw error;
+  }
+}
+
+describe('Authenticator', () => {
+  let db: Db;
+  let clock = 1_000_000;
+  const now = () => clock;
+  const config = loadConfig({ DATABASE_URL: 'sqlite::memory:' });
+
+  beforeAll(async () => {
+    db = openDatabase(config.database);
+    await migrateToLatest(db);
+    await userService(db).add('ada', 'first');
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it('trusts a cached credential for the recheck interval, then asks the database again', async () => {
+    const auth = new Authenticator(db, config.auth, now);
+    expect(await status(auth.authenticate(header('ada', 'first'), '10.0.0.1'))).toBe(200);
+    // Another instance changes the password: this one still trusts its cache for up to 5 s.
+    await userService(db).setPassword('ada', 'second');
+    clock += config.auth.recheckMs - 1;
+    expect(await status(auth.authenticate(header('ada', 'first'), '10.0.0.1'))).toBe(200);
+    clock += 2;
+    expect(await status(auth.authenticate(header('ada', 'first'), '10.0.0.1'))).toBe(401);
+    expect(await status(auth.authenticate(header('ada', 'second'), '10.0.0.1'))).toBe(200);
+  });
+
+  it('counts failures over a window and lets them expire', async () => {
+    const auth = new Authenticator(db, { ...config.auth, maxFailures: 2, failureWindowMs: 60_000 }, now);
+    expect(await status(auth.authenticate(header('ada', 'x'), '10.0.0.3'))).toBe(401);
+    expect(await status(auth.authenticate(header('ada', 'y'), '10.0.0.4'))).toBe(401);
+    expect(await status(auth.authenticate(header('ada', 'second'), '10.0.0.5'))).toBe(429);
+    clock += 60_001;
+    expect(await status(auth.authenticate(header('ada', 'second'), '10.0.0.5'))).toBe(200);
+  });
+});
