@@ -70,11 +70,14 @@ export async function importCatalog(
         if (existing === undefined) {
           if (entry.id !== undefined) seen.explicitIds = true;
           const { id, ...rest } = values;
-          await trx
+          // Another process may be importing the same songs at this moment (two instances seeding at once).
+          const added = await trx
             .insertInto('songs')
             .values(id === undefined ? rest : values)
-            .execute();
-          result.inserted += 1;
+            .onConflict((oc) => oc.doNothing())
+            .executeTakeFirst();
+          if (added.numInsertedOrUpdatedRows === 0n) result.unchanged += 1;
+          else result.inserted += 1;
           continue;
         }
         const same =
@@ -136,5 +139,11 @@ async function rebuildSearchDocuments(db: Db, songIds: readonly number[]): Promi
 export async function seedDemoCatalog(db: Db): Promise<number> {
   const any = await db.kysely.selectFrom('songs').select('id').limit(1).executeTakeFirst();
   if (any !== undefined) return 0;
-  return (await importCatalog(db, demoCatalog)).inserted;
+  // Fixed ids, so that every fresh installation (and the specification's examples) name the same songs.
+  return (
+    await importCatalog(
+      db,
+      demoCatalog.map((song, i) => ({ ...song, id: i + 1 })),
+    )
+  ).inserted;
 }

@@ -1,5 +1,6 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
+import type { Database } from './schema.js';
 import * as initial from './migrations/2026-11-20-initial.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
@@ -21,10 +22,30 @@ class StaticMigrationProvider implements MigrationProvider {
   }
 }
 
-/** Brings the schema up to date; returns the names of the migrations it applied. */
-export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db: db.kysely, provider: new StaticMigrationProvider(db) });
+async function run(kysely: Kysely<Database>, db: Db, disableTransactions: boolean): Promise<string[]> {
+  const migrator = new Migrator({ db: kysely, provider: new StaticMigrationProvider(db), disableTransactions });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * Brings the schema up to date; returns the names of the migrations it applied. Safe when several processes
+ * start at once: PostgreSQL serialises them with the migrator's advisory lock; on SQLite the whole run holds
+ * the database's write lock from its first statement (BEGIN IMMEDIATE), so a second process waits, then finds
+ * nothing left to do.
+ */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  if (db.dialect === 'postgres') return run(db.kysely, db, false);
+  return db.kysely.connection().execute(async (connection) => {
+    await sql`BEGIN IMMEDIATE`.execute(connection);
+    try {
+      const applied = await run(connection, db, true);
+      await sql`COMMIT`.execute(connection);
+      return applied;
+    } catch (error) {
+      await sql`ROLLBACK`.execute(connection);
+      throw error;
+    }
+  });
 }

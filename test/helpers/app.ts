@@ -23,7 +23,16 @@ export const basic = (name: string, password: string): string =>
 /** The whole app on a database of its own, migrated and seeded with the demo catalog, not listening. */
 export async function createTestApp(dialect: TestDialect, env: Record<string, string> = {}): Promise<TestApp> {
   const database = await createTestDatabase(dialect);
-  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', ...env });
+  return openTestApp(database.url, env, () => database.drop());
+}
+
+/** Another instance of the app on an existing database (migrations and seeding are no-ops the second time). */
+export async function openTestApp(
+  url: string,
+  env: Record<string, string> = {},
+  drop: () => Promise<void> = () => Promise.resolve(),
+): Promise<TestApp> {
+  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', ...env });
   const db = openDatabase(config.database);
   await prepareDatabase(db, config, { info: () => {} });
   const app = await buildApp({ config, db });
@@ -39,7 +48,7 @@ export async function createTestApp(dialect: TestDialect, env: Record<string, st
     async close() {
       await app.close();
       await db.close();
-      await database.drop();
+      await drop();
     },
   };
 }
