@@ -6,8 +6,10 @@ import { prepareDatabase } from './startup.js';
 
 /** Opens the database, prepares it, listens, and drains on SIGTERM or SIGINT before exiting 0. */
 export async function serve(config: Config): Promise<FastifyInstance> {
-  const db = openDatabase(config.database);
+  let onIdleError = (_error: Error): void => {};
+  const db = openDatabase(config.database, { onIdleError: (error) => onIdleError(error) });
   const app = await buildApp({ config, db, logger: loggerOptions(config, process.stdout.isTTY) });
+  onIdleError = (error) => app.log.warn({ err: error }, 'an idle database connection failed; it will be replaced');
   try {
     await prepareDatabase(db, config, app.log);
     await app.listen({ port: config.port, host: config.host });

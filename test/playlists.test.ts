@@ -306,3 +306,35 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+for (const dialect of DIALECTS) {
+  describe(`queries per page on ${dialect}`, () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp(dialect);
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    it('reads a whole page, with its songs, in the same number of queries whatever its size', async () => {
+      const security = await t.addUser();
+      for (let i = 0; i < 30; i++) await createPlaylist(t.app, security, `Counted ${i}`, [1, 2, 3, i + 1]);
+      const count = async (url: string) => {
+        await t.app.inject({ method: 'GET', url, headers: { security } }); // warm the credential cache
+        const before = t.queries.length;
+        const response = await t.app.inject({ method: 'GET', url, headers: { security } });
+        expect(response.statusCode).toBe(200);
+        return t.queries.length - before;
+      };
+      const small = await count('/v3/playlist?limit=1');
+      const large = await count('/v3/playlist?limit=30');
+      expect(large).toBe(small);
+      expect(large).toBeLessThanOrEqual(3);
+      const searchSmall = await count('/v3/playlist?limit=1&search=counted');
+      const searchLarge = await count('/v3/playlist?limit=30&search=counted');
+      expect(searchLarge).toBe(searchSmall);
+      expect(searchLarge).toBeLessThanOrEqual(3);
+    });
+  });
+}

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery, type LogEvent } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
@@ -18,20 +18,33 @@ export interface Db {
 // int8 (counts, bigint ids) as numbers: every id the service hands out stays below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10));
 
-export function openDatabase(config: DatabaseConfig): Db {
+export interface DatabaseOptions {
+  /** Called with every statement the service runs (tests count them). */
+  readonly onQuery?: (query: CompiledQuery) => void;
+  /** Called when an idle PostgreSQL connection fails (server restart, network): the pool replaces it. */
+  readonly onIdleError?: (error: Error) => void;
+}
+
+export function openDatabase(config: DatabaseConfig, options: DatabaseOptions = {}): Db {
+  const { onQuery, onIdleError = () => {} } = options;
+  const log =
+    onQuery === undefined
+      ? undefined
+      : (event: LogEvent) => {
+          if (event.level === 'query') onQuery(event.query);
+        };
   const kysely =
     config.dialect === 'sqlite'
-      ? new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(config.file) }) })
-      : new Kysely<Database>({
-          dialect: new PostgresDialect({
-            pool: new pg.Pool({
-              connectionString: config.url,
-              max: config.poolSize,
-              connectionTimeoutMillis: 5000,
-            }),
-          }),
-        });
+      ? new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(config.file) }), log })
+      : new Kysely<Database>({ log, dialect: new PostgresDialect({ pool: openPool(config, onIdleError) }) });
   return { kysely, dialect: config.dialect, close: () => kysely.destroy() };
+}
+
+function openPool(config: Extract<DatabaseConfig, { dialect: 'postgres' }>, onIdleError: (error: Error) => void) {
+  const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize, connectionTimeoutMillis: 5000 });
+  // Without a listener, an idle connection's error would end the process.
+  pool.on('error', onIdleError);
+  return pool;
 }
 
 function openSqlite(file: string): SQLite.Database {

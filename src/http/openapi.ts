@@ -7,28 +7,52 @@ export const API_VERSION = '1.2.0';
 
 const DESCRIPTION = `Mixtape manages song playlists over HTTP with JSON bodies.
 
-Every endpoint under \`/v3\` needs a Basic credential (RFC 7617, UTF-8): in the \`security\` header, as the
-specification says (the word \`Basic\` may be left out there), or in the standard \`Authorization\` header.
-Every failure answers with one body: \`{"errormsg": "...", "logdata": {"entry": N, "date": T}}\`, where
-\`entry\` finds the error in the server log. A method a path does not have answers 405 with \`Allow\`;
-an unknown path answers 404. The plural paths (\`/v3/playlists...\`) are aliases of the singular ones.`;
+Every endpoint under \`/v3\` but this document (\`/v3/openapi.json\`) needs a Basic credential (RFC 7617, UTF-8):
+in the \`security\` header, as the specification says (the word \`Basic\` may be left out there), or in the
+standard \`Authorization\` header. Every failure answers with one body:
+\`{"errormsg": "...", "logdata": {"entry": N, "date": T}}\`, where \`entry\` finds the error in the server log.
+A method a path does not have answers 405 with \`Allow\`; an unknown path answers 404.
+The plural paths (\`/v3/playlists...\`) are aliases of the singular ones.`;
 
 /** Turns route parameters into the names of the original description: `playlistId` → `playlist-id`. */
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 type OpenApiDocument = Record<string, unknown> & { paths?: Record<string, Record<string, unknown>> };
+interface Parameter {
+  in: string;
+  name: string;
+  required?: boolean;
+  schema?: { default?: unknown };
+}
 
+/**
+ * Path parameters get the names of the original description, and a query parameter with a default is optional:
+ * the route schemas list it as required only so that validation fills the default in.
+ */
 function renameParameters(document: OpenApiDocument): OpenApiDocument {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const operation of Object.values(item)) {
-      const parameters = (operation as { parameters?: { in: string; name: string }[] }).parameters ?? [];
-      for (const parameter of parameters) if (parameter.in === 'path') parameter.name = kebab(parameter.name);
+      const parameters = (operation as { parameters?: Parameter[] }).parameters ?? [];
+      for (const parameter of parameters) {
+        if (parameter.in === 'path') parameter.name = kebab(parameter.name);
+        if (parameter.in === 'query' && parameter.schema?.default !== undefined) parameter.required = false;
+      }
     }
     paths[path.replace(/\{(\w+)\}/g, (_m, name: string) => `{${kebab(name)}}`)] = item;
   }
   return { ...document, paths };
 }
+
+/**
+ * The reference page loads nothing from elsewhere, so its Content-Security-Policy allows no other origin; and the
+ * service speaks plain HTTP (TLS, if any, ends at a proxy), so it must not ask browsers to upgrade its own assets.
+ */
+const selfOnly = (policy: string): string =>
+  policy
+    .replace(/ (?:https:|validator\.swagger\.io)(?=[ ;])/g, '')
+    .replace(/ ?upgrade-insecure-requests;/, '')
+    .trim();
 
 /** The OpenAPI 3.1 document, built from the route schemas, at `/v3/openapi.json`, and its reference page at `/docs`. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
@@ -66,6 +90,6 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transformObject: (documentObject) =>
       renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject) as never,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: selfOnly });
   app.get('/v3/openapi.json', { schema: { hide: true } }, () => app.swagger());
 }

@@ -13,9 +13,8 @@ export function createValidatorCompiler(sharedSchemas: readonly SchemaObject[]):
 }
 
 function withKeywords(ajv: Ajv, sharedSchemas: readonly SchemaObject[]): Ajv {
-  // `x-message` is the sentence a client reads when a `pattern` fails; `example` is documentation.
+  // `x-message` is the sentence a client reads when a `pattern` fails.
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
-  ajv.addKeyword({ keyword: 'example' });
   for (const schema of sharedSchemas) ajv.addSchema(schema);
   return ajv;
 }

@@ -7,6 +7,8 @@ import { ApiError } from '../http/errors.js';
 import { HEADERS, error } from '../http/responses.js';
 
 const Status = Type.Object({ status: Type.String() });
+// Every route, these included, answers 503 once shutdown has begun.
+const SHUTTING_DOWN = error('The service is shutting down.', HEADERS.retryAfter);
 
 /** Liveness, readiness and Prometheus metrics; no credential needed. */
 export function opsRoutes(app: FastifyInstance, deps: { db: Db; isClosing: () => boolean }): void {
@@ -32,7 +34,10 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; isClosing: () =>
         operationId: 'health',
         tags,
         description: 'Liveness: the process answers.',
-        response: { 200: { description: 'Alive.', content: { 'application/json': { schema: Status } } } },
+        response: {
+          200: { description: 'Alive.', content: { 'application/json': { schema: Status } } },
+          503: SHUTTING_DOWN,
+        },
       },
     },
     () => ({ status: 'ok' }),
@@ -71,6 +76,7 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; isClosing: () =>
         description: 'Prometheus metrics in the text exposition format.',
         response: {
           200: { description: 'The metrics.', content: { 'text/plain': { schema: Type.String() } } },
+          503: SHUTTING_DOWN,
         },
       },
     },

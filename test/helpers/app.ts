@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { CompiledQuery } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Db } from '../../src/db/database.js';
@@ -10,6 +11,8 @@ export interface TestApp {
   readonly app: FastifyInstance;
   readonly db: Db;
   readonly config: Config;
+  /** Every SQL statement run so far, oldest first. */
+  readonly queries: CompiledQuery[];
   /** Creates a user and returns the value of a `security` header that signs in as them. */
   addUser(name?: string, password?: string): Promise<string>;
   close(): Promise<void>;
@@ -33,7 +36,8 @@ export async function openTestApp(
   drop: () => Promise<void> = () => Promise.resolve(),
 ): Promise<TestApp> {
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', ...env });
-  const db = openDatabase(config.database);
+  const queries: CompiledQuery[] = [];
+  const db = openDatabase(config.database, { onQuery: (statement) => queries.push(statement) });
   await prepareDatabase(db, config, { info: () => {} });
   const app = await buildApp({ config, db });
   await app.ready();
@@ -41,6 +45,7 @@ export async function openTestApp(
     app,
     db,
     config,
+    queries,
     async addUser(name = `user${++users}_${process.pid}`, password = 'correct horse') {
       await userService(db).add(name, password);
       return basic(name, password);

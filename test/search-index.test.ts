@@ -1,0 +1,46 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countSearchMatches, searchPlaylists } from '../src/playlists/playlist.repository.js';
+import { DIALECTS } from './helpers/databases.js';
+import { createTestApp, type TestApp } from './helpers/app.js';
+
+// Search must be able to use its trigram index rather than scan every playlist (DESIGN.md section 5).
+for (const dialect of DIALECTS) {
+  describe(`search plan on ${dialect}`, () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp(dialect);
+      await t.addUser('planner', 'pw');
+      if (dialect === 'postgres') {
+        // Enough playlists for the planner to prefer the trigram index for a rare word over the owner's rows.
+        await sql`INSERT INTO playlists (owner_id, name, created_at)
+          SELECT 1, 'List ' || g, 0 FROM generate_series(1, 50000) g`.execute(t.db.kysely);
+        await sql`INSERT INTO playlist_search (playlist_id, doc)
+          SELECT id, lower(name) || ' ' || md5(id::text) FROM playlists`.execute(t.db.kysely);
+        await sql`VACUUM ANALYZE`.execute(t.db.kysely);
+      }
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    const plan = async (run: () => Promise<unknown>): Promise<string> => {
+      const before = t.queries.length;
+      await run();
+      const query = t.queries[before]!;
+      const prefix = dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ';
+      const result = await t.db.kysely.executeQuery<Record<string, string>>({ ...query, sql: prefix + query.sql });
+      return result.rows.map((row) => row.detail ?? row['QUERY PLAN']).join('\n');
+    };
+    const index =
+      dialect === 'sqlite' ? /playlist_search VIRTUAL TABLE INDEX \d+:M/ : /Index Scan on playlist_search_doc/;
+
+    it('finds the page of matches through the trigram index', async () => {
+      expect(await plan(() => searchPlaylists(t.db.kysely, dialect, 1, ['zqxjv', 'vibes'], 20, 0))).toMatch(index);
+    });
+
+    it('counts the matches through the trigram index', async () => {
+      expect(await plan(() => countSearchMatches(t.db.kysely, dialect, 1, ['zqxjv']))).toMatch(index);
+    });
+  });
+}
