@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp, loggerOptions } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -6,10 +6,14 @@ import { prepareDatabase } from './startup.js';
 
 /** Opens the database, prepares it, listens, and drains on SIGTERM or SIGINT before exiting 0. */
 export async function serve(config: Config): Promise<FastifyInstance> {
-  let onIdleError = (_error: Error): void => {};
-  const db = openDatabase(config.database, { onIdleError: (error) => onIdleError(error) });
+  const log: { current?: FastifyBaseLogger } = {};
+  const db = openDatabase(config.database, {
+    onIdleError: (error) => {
+      log.current?.warn({ err: error }, 'an idle database connection failed; it will be replaced');
+    },
+  });
   const app = await buildApp({ config, db, logger: loggerOptions(config, process.stdout.isTTY) });
-  onIdleError = (error) => app.log.warn({ err: error }, 'an idle database connection failed; it will be replaced');
+  log.current = app.log;
   try {
     await prepareDatabase(db, config, app.log);
     await app.listen({ port: config.port, host: config.host });
