@@ -3,9 +3,8 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { serve } from './server.js';
 import { UserError, userService } from './users/user.service.js';
-import { importCatalogPath } from './catalog/catalog-files.js';
+import { CatalogFileError, importCatalogPath } from './catalog/catalog-files.js';
 
 const USAGE = `Usage: mixtape <command>
 
@@ -95,11 +94,15 @@ async function main(argv: string[]): Promise<void> {
   }
   const config = loadConfig();
   switch (command) {
-    case 'serve':
+    case 'serve': {
+      // Loaded only here: the HTTP stack is not needed by the other commands.
+      const { serve } = await import('./server.js');
       await serve(config);
       return;
+    }
     case 'migrate': {
-      const applied = await withDb(config, migrateToLatest);
+      const db = openDatabase(config.database);
+      const applied = await migrateToLatest(db).finally(() => db.close());
       console.log(applied.length === 0 ? 'The schema is up to date.' : `Applied: ${applied.join(', ')}`);
       return;
     }
@@ -122,7 +125,8 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(`mixtape: bad setting: ${error.message}`);
-  else if (error instanceof UserError || error instanceof UsageError) console.error(`mixtape: ${error.message}`);
-  else console.error('mixtape:', error);
+  else if (error instanceof UserError || error instanceof UsageError || error instanceof CatalogFileError) {
+    console.error(`mixtape: ${error.message}`);
+  } else console.error('mixtape:', error);
   process.exitCode = error instanceof UsageError ? 2 : 1;
 });

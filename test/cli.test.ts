@@ -1,0 +1,180 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { userService } from '../src/users/user.service.js';
+import { basic } from './helpers/app.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'mixtape-cli-'));
+const DATABASE_URL = `sqlite:${join(dir, 'mixtape.db')}`;
+
+// The child sees the test's environment minus every Mixtape setting, plus its own database and silence.
+const baseEnv: Record<string, string> = Object.fromEntries(
+  Object.entries(process.env).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined && !/^(PORT|HOST|DATABASE_URL|DATABASE_POOL_SIZE|LOG_LEVEL|MIXTAPE_.*)$/.test(entry[0]),
+  ),
+);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `mixtape ARGS` as its own process, with INPUT on a piped (not terminal) stdin. */
+function mixtape(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: ROOT,
+      env: { ...baseEnv, DATABASE_URL, LOG_LEVEL: 'silent', ...options.env },
+      stdio: 'pipe',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** The HTTP status that `GET /v3/playlist` answers on the CLI's database to each of these passwords. */
+async function signInStatuses(name: string, passwords: string[]): Promise<number[]> {
+  const config = loadConfig({ DATABASE_URL, LOG_LEVEL: 'silent', MIXTAPE_SEED_CATALOG: 'false' });
+  const db = openDatabase(config.database);
+  const app = await buildApp({ config, db });
+  try {
+    const statuses: number[] = [];
+    for (const password of passwords) {
+      const headers = { security: basic(name, password) };
+      statuses.push((await app.inject({ method: 'GET', url: '/v3/playlist', headers })).statusCode);
+    }
+    return statuses;
+  } finally {
+    await app.close();
+    await db.close();
+  }
+}
+
+async function userNames(): Promise<string[]> {
+  const db = openDatabase(loadConfig({ DATABASE_URL }).database);
+  try {
+    return (await userService(db).list()).map((user) => user.name);
+  } finally {
+    await db.close();
+  }
+}
+
+// The tests run side by side (each spawn is mostly start-up time); the shared database is migrated first
+// so that no two processes race to create its schema.
+describe.concurrent('the mixtape CLI (SQLite)', () => {
+  beforeAll(async () => {
+    const db = openDatabase(loadConfig({ DATABASE_URL }).database);
+    try {
+      await migrateToLatest(db);
+    } finally {
+      await db.close();
+    }
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('migrate creates the schema of a new database', async ({ expect }) => {
+    const url = `sqlite:${join(dir, 'fresh.db')}`;
+    const migrated = await mixtape(['migrate'], { env: { DATABASE_URL: url } });
+    expect(migrated).toMatchObject({ code: 0, stderr: '' });
+    expect(migrated.stdout).toBe('Applied: 2026-11-20-initial\n');
+    const again = await mixtape(['migrate'], { env: { DATABASE_URL: url } });
+    expect(again).toMatchObject({ code: 0, stdout: 'The schema is up to date.\n' });
+    const db = openDatabase(loadConfig({ DATABASE_URL: url }).database);
+    try {
+      const tables = await db.kysely.introspection.getTables();
+      expect(tables.map((table) => table.name)).toEqual(
+        expect.arrayContaining(['users', 'songs', 'playlists', 'playlist_songs']),
+      );
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('user add, list, passwd and remove manage a user who can sign in', async ({ expect }) => {
+    const added = await mixtape(['user', 'add', 'bob', '--password-stdin'], { input: 'first secret\n' });
+    expect(added).toMatchObject({ code: 0, stdout: 'User "bob" created.\n' });
+    expect(await userNames()).toEqual(['bob']);
+    expect(await signInStatuses('bob', ['first secret', 'second secret'])).toEqual([200, 401]);
+
+    const [again, listed] = await Promise.all([
+      mixtape(['user', 'add', 'bob', '--password-stdin'], { input: 'other\n' }),
+      mixtape(['user', 'list']),
+    ]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/"bob" already exists/);
+    expect(listed).toMatchObject({ code: 0 });
+    expect(listed.stdout).toMatch(/^bob\t0 playlists\tsince \d{4}-/m);
+
+    const changed = await mixtape(['user', 'passwd', 'bob', '--password-stdin'], { input: 'second secret\n' });
+    expect(changed.code).toBe(0);
+    expect(changed.stdout).toMatch(/Password of "bob" changed/);
+    expect(await signInStatuses('bob', ['second secret', 'first secret'])).toEqual([200, 401]);
+
+    const removed = await mixtape(['user', 'remove', 'bob']);
+    expect(removed).toMatchObject({ code: 0, stdout: 'User "bob" and their playlists removed.\n' });
+    expect(await userNames()).toEqual([]);
+    const [listedAfter, removedAgain] = await Promise.all([
+      mixtape(['user', 'list']),
+      mixtape(['user', 'remove', 'bob']),
+    ]);
+    expect(listedAfter.stdout).not.toMatch(/bob/);
+    expect(removedAgain.code).not.toBe(0);
+    expect(removedAgain.stderr).toMatch(/No user named "bob"/);
+  });
+
+  it('catalog import prints the counts, and names the line of a bad entry', async ({ expect }) => {
+    const good = join(dir, 'songs.csv');
+    writeFileSync(
+      good,
+      'title,artist,album,genre,duration\n"Cli Song, One",Tester,,Rock,120\nCli Song Two,Tester,,,\n',
+    );
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(bad, '{"title":"Fine","artist":"A"}\n{"title":"","artist":"A"}\n');
+    const [imported, refused] = await Promise.all([
+      mixtape(['catalog', 'import', good]),
+      mixtape(['catalog', 'import', bad]),
+    ]);
+    expect(imported).toMatchObject({ code: 0, stdout: 'Catalog import: 2 added, 0 updated, 0 unchanged.\n' });
+    // No terminal: no progress bar either.
+    expect(imported.stderr).toBe('');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('bad.jsonl, line 2: title must not be empty');
+    expect(refused.stdout).toBe('');
+  });
+
+  it('refuses a bad setting, naming it, and asks for --password-stdin without a terminal', async ({ expect }) => {
+    const [port, database, noTerminal] = await Promise.all([
+      mixtape(['serve'], { env: { PORT: 'abc' } }),
+      mixtape(['migrate'], { env: { DATABASE_URL: 'mysql://x' } }),
+      mixtape(['user', 'add', 'carol'], { input: 'secret\n' }),
+    ]);
+    expect(port.code).not.toBe(0);
+    expect(port.stderr).toMatch(/bad setting: PORT must be an integer/);
+    expect(database.code).not.toBe(0);
+    expect(database.stderr).toMatch(/bad setting: DATABASE_URL must start with sqlite: or postgres:/);
+    expect(noTerminal.code).not.toBe(0);
+    expect(noTerminal.stderr).toMatch(/No terminal .*--password-stdin/);
+    expect(await userNames()).not.toContain('carol');
+  });
+});
