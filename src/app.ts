@@ -7,7 +7,7 @@ import { Authenticator } from './credentials/authenticator.js';
 import type { Db } from './db/database.js';
 import { authenticateHook } from './http/auth.js';
 import { registerBodyParsers } from './http/body-parsers.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { ApiError, ErrorBody } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { createValidatorCompiler, formatValidationError } from './http/validation.js';
@@ -54,6 +54,8 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     schemaErrorFormatter: formatValidationError,
+    // Errors raised before routing (a malformed %-escape, an over-long path parameter) get the same body.
+    frameworkErrors: (error, request, reply) => sendError(request, reply, toApiError(error, limits.bodyBytes)),
   });
 
   const sharedSchemas = [ErrorBody, Song, PlaylistWithSongs, newPlaylistSchema(limits), CatalogSong];

@@ -338,3 +338,55 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+for (const dialect of DIALECTS) {
+  describe(`edge values on ${dialect}`, () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp(dialect);
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    it('refuses numbers that coerce to infinity in a query or path with 400', async () => {
+      const security = await t.addUser();
+      for (const url of [
+        '/v3/playlist?limit=Infinity',
+        '/v3/playlist?offset=-Infinity',
+        '/v3/song?limit=1e999',
+        '/v3/playlist/Infinity',
+        '/v3/playlist/1e400',
+        '/v3/song/-Infinity',
+      ]) {
+        expect(
+          expectError(await t.app.inject({ method: 'GET', url, headers: { security } }), 400).errormsg,
+          url,
+        ).toMatch(/must be an integer/);
+      }
+    });
+
+    it('answers a malformed URL or an over-long id with the error body', async () => {
+      const security = await t.addUser();
+      expectError(await t.app.inject({ method: 'GET', url: '/v3/playlist/%zz', headers: { security } }), 400);
+      expectError(
+        await t.app.inject({ method: 'GET', url: `/v3/playlist/${'1'.repeat(300)}`, headers: { security } }),
+        414,
+      );
+    });
+
+    it('refuses a name with an unpaired surrogate, and keeps a surrogate pair', async () => {
+      const security = await t.addUser();
+      const lone = await t.app.inject({
+        method: 'POST',
+        url: '/v3/playlist',
+        headers: { security, 'content-type': 'application/json' },
+        payload: '{"name": "a\\ud800b", "songIds": []}',
+      });
+      expectError(lone, 400);
+      const pair = await createPlaylist(t.app, security, 'a\ud83c\udfb5b', []);
+      const fetched = await t.app.inject({ method: 'GET', url: `/v3/playlist/${pair.id}`, headers: { security } });
+      expect(fetched.json<PlaylistBody>().name).toBe('a🎵b');
+    });
+  });
+}

@@ -55,7 +55,7 @@ function decode(encoded: string, source: Credential['source']): CredentialResult
     return { kind: 'malformed' };
   }
   const colon = secret.indexOf(':');
-  if (colon <= 0) return { kind: 'malformed' };
+  if (colon <= 0 || secret.slice(0, colon).includes('\0')) return { kind: 'malformed' };
   const name = secret.slice(0, colon);
   const password = secret.slice(colon + 1);
   if (characterCount(name) > NAME_MAX_LENGTH || Buffer.byteLength(password) > PASSWORD_MAX_BYTES) {

@@ -14,6 +14,8 @@ const FRAMEWORK_MESSAGES: Record<string, (error: FastifyError, limit: number) =>
   FST_ERR_CTP_EMPTY_JSON_BODY: () => 'The request body is empty; it must be a JSON object.',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'The Content-Length header does not match the body.',
   FST_ERR_CTP_INVALID_JSON_BODY: () => 'The request body is not valid JSON.',
+  FST_ERR_BAD_URL: () => 'The URL is malformed (a bad %-escape?).',
+  FST_ERR_MAX_PARAM_LENGTH: () => 'A path segment is too long to be an id.',
 };
 
 const STATUS_MESSAGES: Record<number, string> = {
@@ -78,6 +80,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   return reply
     .code(error.statusCode)
     .headers(error.headers)
+    .header('cache-control', 'no-store')
     .type('application/json; charset=utf-8')
     .send(errorBody(error.message, entry));
 }

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
+import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 
 /**
@@ -9,7 +9,29 @@ export function createValidatorCompiler(sharedSchemas: readonly SchemaObject[]):
   const common = { useDefaults: true, verbose: true, allErrors: false, strict: true } as const;
   const coercing = withKeywords(new Ajv({ ...common, coerceTypes: 'array', removeAdditional: true }), sharedSchemas);
   const strict = withKeywords(new Ajv({ ...common, coerceTypes: false }), sharedSchemas);
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema);
+  return ({ schema, httpPart }) =>
+    httpPart === 'body' ? strict.compile(schema) : finiteOnly(coercing.compile(schema));
+}
+
+/**
+ * Coercion turns "Infinity" or "1e400" into a number that Ajv lets through `integer`, `minimum` and `maximum`
+ * alike (ajv-validator/ajv#2212); such a value is refused here as not an integer.
+ */
+function finiteOnly(validate: ValidateFunction): ValidateFunction {
+  const checked = ((data: unknown) => {
+    if (!validate(data)) {
+      checked.errors = validate.errors;
+      return false;
+    }
+    const values = typeof data === 'object' && data !== null ? Object.entries(data) : [];
+    const infinite = values.find(([, value]) => typeof value === 'number' && !Number.isFinite(value));
+    checked.errors =
+      infinite === undefined
+        ? null
+        : [{ keyword: 'type', instancePath: `/${infinite[0]}`, schemaPath: '', params: { type: 'integer' } }];
+    return infinite === undefined;
+  }) as ValidateFunction;
+  return checked;
 }
 
 function withKeywords(ajv: Ajv, sharedSchemas: readonly SchemaObject[]): Ajv {

@@ -28,8 +28,9 @@ export const PlaylistWithSongs = Type.Object(
 );
 export type PlaylistWithSongs = Static<typeof PlaylistWithSongs>;
 
-// Control characters (C0, DEL, C1) anywhere, or nothing but white space, is refused.
-const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F';
+// Control characters (C0, DEL, C1) and unpaired surrogates anywhere, or nothing but white space, is refused.
+// (The pattern is a Unicode regular expression: a surrogate pair is one character and passes.)
+const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF';
 export const NAME_PATTERN = `^[^${CONTROL}]*[^\\s${CONTROL}][^${CONTROL}]*$`;
 
 export function newPlaylistSchema(limits: Limits) {
@@ -39,7 +40,7 @@ export function newPlaylistSchema(limits: Limits) {
         minLength: 1,
         maxLength: limits.nameMaxLength,
         pattern: NAME_PATTERN,
-        'x-message': 'must not be blank or contain control characters',
+        'x-message': 'must not be blank or contain control characters or unpaired surrogates',
         description: 'Playlist name, stored exactly as sent',
         examples: ['Chill Vibes'],
       }),

@@ -17,7 +17,7 @@ export function characterCount(text: string): number {
 
 /** The distinct normalised words of a search string. */
 export function searchWords(search: string): string[] {
-  return [...new Set(normaliseText(search).split(' '))].filter((word) => word !== '');
+  return [...new Set(normaliseText(search.replace(/\p{Cc}/gu, ' ')).split(' '))].filter((word) => word !== '');
 }
 
 /** One document from several fields; the line breaks keep a word from matching across two fields. */

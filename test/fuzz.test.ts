@@ -1,0 +1,863 @@
+import fc from 'fast-check';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basic, createTestApp, type TestApp } from './helpers/app.js';
+import { DIALECTS } from './helpers/databases.js';
+
+/**
+ * Property-based fuzzing of every endpoint through `app.inject`: random and hostile methods, paths, query
+ * strings, bodies, content types and credentials. Whatever comes in, the service answers below 500, and every
+ * error is the one error body of DESIGN.md section 3 with the headers its status needs.
+ */
+
+const RUNS = 500;
+const THROTTLED_RUNS = 40;
+
+type Method = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH' | 'HEAD' | 'OPTIONS';
+type Headers = Record<string, string | string[]>;
+
+interface FuzzRequest {
+  readonly method: Method;
+  readonly url: string;
+  readonly headers: Headers;
+  readonly body: string | Buffer | undefined;
+  readonly remoteAddress: string;
+}
+
+const utf8Percent = (text: string): string =>
+  [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+
+/** encodeURIComponent, or the bytes of the UTF-8 replacement when the text has a lone surrogate. */
+const encode = (text: string): string => {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return utf8Percent(text);
+  }
+};
+
+const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+
+// ---------------------------------------------------------------------------------------------- paths
+
+const TRICKY_IDS = [
+  '',
+  '.',
+  '..',
+  '0',
+  '-1',
+  '-0',
+  '+1',
+  ' 1',
+  '1 ',
+  '1.0',
+  '1.5',
+  '1e3',
+  '1e400',
+  '0x10',
+  '0b1',
+  '010',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  'null',
+  'undefined',
+  'true',
+  '[]',
+  '{}',
+  '__proto__',
+  'constructor',
+  'prototype',
+  '9007199254740991',
+  '9007199254740992',
+  '18446744073709551616',
+  '2147483648',
+  '4294967296',
+  '１',
+  '١٢٣',
+  '½',
+  '%',
+  '%%',
+  '%zz',
+  '%0',
+  '%00',
+  '%2F',
+  '%2f..%2f',
+  '%2e%2e',
+  '%C0%AF',
+  '%E2%82',
+  '%ED%A0%80',
+  '%FF%FE',
+  '%F0%9F%8E%B5',
+  '%25',
+  '%20',
+  '1%00',
+  '1%0A',
+  '1;2',
+  '1,2',
+  '1&2',
+  '*',
+  ':playlistId',
+];
+
+const idish: fc.Arbitrary<string> = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 1, max: 80 }).map(String) },
+  { weight: 1, arbitrary: fc.bigInt({ min: -(1n << 80n), max: 1n << 80n }).map(String) },
+  { weight: 1, arbitrary: fc.double().map(String) },
+  { weight: 3, arbitrary: fc.constantFrom(...TRICKY_IDS) },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 20 }).map(encode) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }).map(encode) },
+  {
+    weight: 1,
+    arbitrary: fc.string({
+      unit: fc.constantFrom('%', '2', 'e', 'E', 'F', 'f', 'z', '.', '/', '0', 'C', 'A'),
+      maxLength: 12,
+    }),
+  },
+  { weight: 1, arbitrary: fc.integer({ min: 150, max: 400 }).map((n) => '9'.repeat(n)) },
+);
+
+const ODD_PATHS = [
+  '/',
+  '/v3',
+  '/v3/',
+  '/v2/playlist',
+  '//v3/playlist',
+  '/v3//playlist',
+  '/v3/playlist//',
+  '/V3/PLAYLIST',
+  '/v3/Playlist',
+  '/v3/play%6Cist',
+  '/v3/playlist%2F1',
+  '/v3/playlist/1/',
+  '/v3/playlist/1/2',
+  '/v3/playlist/1/image/',
+  '/v3/playlist/1/image/x',
+  '/v3/playlist/1;x',
+  '/v3/playlist;jsessionid=1',
+  '/v3/playlist/../playlist',
+  '/v3/playlist/%2e%2e/%2e%2e/etc/passwd',
+  '/v3/song/1/2',
+  '/v3/songs',
+  '/v3/*',
+  '/*',
+  '/v3/openapi.json',
+  '/docs',
+  '/docs/',
+  '/docs/json',
+  '/docs/yaml',
+  '/docs/static/index.html',
+  '/docs/static/..%2f..%2fpackage.json',
+  '/docs/static/%2e%2e/%2e%2e/package.json',
+  '/docs/static/%00',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/favicon.ico',
+];
+
+const pathArb: fc.Arbitrary<string> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom('/v3/playlist', '/v3/playlists', '/v3/playlist/', '/v3/playlists/'),
+  },
+  { weight: 5, arbitrary: idish.map((id) => `/v3/playlist/${id}`) },
+  { weight: 2, arbitrary: idish.map((id) => `/v3/playlists/${id}`) },
+  { weight: 2, arbitrary: idish.map((id) => `/v3/playlist/${id}/image`) },
+  { weight: 2, arbitrary: fc.constantFrom('/v3/song', '/v3/song/') },
+  { weight: 2, arbitrary: idish.map((id) => `/v3/song/${id}`) },
+  { weight: 2, arbitrary: fc.constantFrom(...ODD_PATHS) },
+  { weight: 1, arbitrary: fc.webPath().map((path) => (path.startsWith('/') ? path : `/${path}`)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(fc.oneof(idish, fc.constantFrom('v3', 'playlist', 'playlists', 'song', 'image', '..', '.', '')), {
+        maxLength: 5,
+      })
+      .map((parts) => `/${parts.join('/')}`),
+  },
+);
+
+// ---------------------------------------------------------------------------------------------- query strings
+
+const queryKey: fc.Arbitrary<string> = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom('limit', 'offset', 'search') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('size', '__proto__', 'constructor', 'limit[]', 'search[0]', 'LIMIT', 'offset ', ''),
+  },
+  { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
+);
+
+const QUERY_VALUES = [
+  '',
+  ' ',
+  '%',
+  '_',
+  '\\',
+  '%_\\',
+  '\\%',
+  '*',
+  '"',
+  "'",
+  '""',
+  '"*^ NEAR( ) OR AND NOT',
+  'NaN',
+  'Infinity',
+  '-0',
+  '1e400',
+  '2147483647',
+  '2147483648',
+  '0x10',
+  '1.0',
+  '١',
+  'null',
+  '[]',
+  'rock',
+  'ROCK',
+  'Rôck',
+  'é',
+  'a b',
+  'a  b   c',
+  'ab\u0000c',
+  '\u0000',
+  '\ud800abc',
+  'ﬁ',
+  '🎵🎵🎵',
+];
+
+const queryValue: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: -5, max: 150 }).map(String) },
+  { weight: 1, arbitrary: fc.bigInt({ min: -(1n << 70n), max: 1n << 70n }).map(String) },
+  { weight: 1, arbitrary: fc.double().map(String) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(...QUERY_VALUES),
+  },
+  { weight: 2, arbitrary: fc.string({ maxLength: 30 }) },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 150, max: 400 }).map((n) => 'ä'.repeat(n)) },
+);
+
+const queryArb: fc.Arbitrary<string> = fc
+  .array(fc.tuple(queryKey, queryValue, fc.boolean()), { maxLength: 5 })
+  .map((pairs) =>
+    pairs.length === 0
+      ? ''
+      : `?${pairs.map(([key, value, raw]) => (raw ? `${key}=${value}` : `${encode(key)}=${encode(value)}`)).join('&')}`,
+  );
+
+// ---------------------------------------------------------------------------------------------- bodies
+
+const nameArb: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) },
+  { weight: 3, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '',
+      ' ',
+      '\t',
+      '\u00a0',
+      '\u3000',
+      'a\u0000b',
+      'a\nb',
+      'a\u0085b',
+      '\ud800',
+      'x\udc00y',
+      '__proto__',
+      'constructor',
+      'toString',
+      '<script>alert(1)</script>',
+      "'; DROP TABLE playlists; --",
+      '%_\\',
+      'x'.repeat(200),
+      'x'.repeat(201),
+      '🎵'.repeat(200),
+      '🎵'.repeat(201),
+    ),
+  },
+);
+
+const songIdsArb: fc.Arbitrary<number[]> = fc.oneof(
+  { weight: 6, arbitrary: fc.array(fc.integer({ min: 1, max: 240 }), { maxLength: 30 }) },
+  { weight: 2, arbitrary: fc.array(fc.integer({ min: -3, max: 300 }), { maxLength: 10 }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      Array.from({ length: 1000 }, (_, i) => (i % 240) + 1),
+      Array.from({ length: 1001 }, () => 1),
+      [Number.MAX_SAFE_INTEGER],
+      [2 ** 31],
+      [2 ** 63],
+      [0],
+    ),
+  },
+);
+
+const newPlaylistJson: fc.Arbitrary<string> = fc
+  .record({ name: nameArb, songIds: songIdsArb }, { requiredKeys: [] })
+  .map((value) => JSON.stringify(value));
+
+const WRONG_TYPES = [
+  { name: 5, songIds: [] },
+  { name: null, songIds: [1] },
+  { name: ['a'], songIds: [1] },
+  { name: {}, songIds: [1] },
+  { name: true, songIds: [1] },
+  { name: 'x', songIds: '1,2' },
+  { name: 'x', songIds: ['1'] },
+  { name: 'x', songIds: [1.5] },
+  { name: 'x', songIds: [true] },
+  { name: 'x', songIds: [null] },
+  { name: 'x', songIds: [[1]] },
+  { name: 'x', songIds: [{ id: 1 }] },
+  { name: 'x', songIds: { length: 1, 0: 1 } },
+  { name: 'x', songIds: [1e308] },
+  { name: 'x', songIds: null },
+  { name: 'x', songIds: 1 },
+  { name: 'x' },
+  { songIds: [1] },
+  { Name: 'x', SongIds: [1] },
+  { name: 'x', songIds: [1], id: 99, owner: 1, extra: { deep: [1, 2, 3] } },
+].map((value) => JSON.stringify(value));
+
+const HOSTILE_TEXTS = [
+  '',
+  ' ',
+  'null',
+  'true',
+  '1',
+  '"name"',
+  '[]',
+  '{}',
+  '[{"name":"x","songIds":[1]}]',
+  '{"__proto__":{"admin":true},"name":"x","songIds":[1]}',
+  '{"name":"x","songIds":[1],"__proto__":null}',
+  '{"constructor":{"prototype":{"admin":true}},"name":"x","songIds":[1]}',
+  '{"name":{"__proto__":{"x":1}},"songIds":[]}',
+  '{"name":"x","songIds":[1],"name":"y"}',
+  '{"name":"x","songIds":[1,]}',
+  "{'name':'x','songIds':[1]}",
+  '{"name":"x","songIds":[1]',
+  '{"name":"x","songIds":[01]}',
+  '{"name":"x","songIds":[NaN]}',
+  '{"name":"x","songIds":[1e999]}',
+  '{"name":"x","songIds":[-0]}',
+  '{"name":"\\ud800","songIds":[]}',
+  '{"name":"x\\u0000","songIds":[]}',
+  '\ufeff{"name":"bom","songIds":[1]}',
+  'name=x&songIds=1&songIds=2',
+  'name=x&songIds[]=1',
+  '--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--b--\r\n',
+  '<?xml version="1.0"?><playlist/>',
+];
+
+const INVALID_UTF8 = [
+  [0xff, 0xfe, 0xfd],
+  [0xc0, 0xaf],
+  [0xe2, 0x82],
+  [0xed, 0xa0, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0x80],
+].map((bytes) => Buffer.concat([Buffer.from('{"name":"a'), Buffer.from(bytes), Buffer.from('b","songIds":[1,2,3]}')]));
+
+const anyBody: fc.Arbitrary<string | Buffer | undefined> = fc.oneof(
+  { weight: 4, arbitrary: newPlaylistJson },
+  { weight: 3, arbitrary: fc.jsonValue().map((value) => JSON.stringify(value)) },
+  { weight: 2, arbitrary: fc.constantFrom(...WRONG_TYPES) },
+  { weight: 3, arbitrary: fc.constantFrom(...HOSTILE_TEXTS) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 1, max: 40_000 })
+      .map((n) => `{"name":"deep","songIds":[1],"x":${'['.repeat(n)}${']'.repeat(n)}}`),
+  },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 40_000 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 1, max: 1000 })
+      .map((n) => `{"name":"deep","songIds":${'['.repeat(n)}1${']'.repeat(n)}}`),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 190, max: 70_000 }).map((n) => JSON.stringify({ name: 'é'.repeat(n), songIds: [1] })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 990, max: 30_000 })
+      .map((n) => JSON.stringify({ name: 'big', songIds: Array.from({ length: n }, () => 7) })),
+  },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 512 }).map((bytes) => Buffer.from(bytes)) },
+  { weight: 1, arbitrary: fc.constantFrom(...INVALID_UTF8) },
+  { weight: 1, arbitrary: fc.constant(Buffer.from('{"name":"utf16","songIds":[1]}', 'utf16le')) },
+  { weight: 2, arbitrary: fc.constant(undefined) },
+);
+
+const contentTypeArb: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant(undefined) },
+  {
+    weight: 8,
+    arbitrary: fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'Application/JSON',
+      'application/json; charset=utf-16',
+      'application/json, text/plain',
+      'text/plain',
+      'text/plain; charset=utf-8',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=b',
+      'application/vnd.api+json',
+      'application/merge-patch+json',
+      'application/xml',
+      'application/octet-stream',
+      'text/html',
+      '',
+      ';',
+      '*/*',
+      'application/',
+      '/json',
+      'json',
+    ),
+  },
+  { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+);
+
+const payloadArb: fc.Arbitrary<{ contentType: string | undefined; body: string | Buffer | undefined }> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      contentType: fc.constantFrom('application/json', 'application/json; charset=utf-8'),
+      body: newPlaylistJson,
+    }),
+  },
+  { weight: 6, arbitrary: fc.record({ contentType: contentTypeArb, body: anyBody }) },
+);
+
+// ---------------------------------------------------------------------------------------------- credentials
+
+/** Credential values that are not the valid one: each is missing, malformed, wrong or unknown. */
+/** Credential values that are missing or malformed, and a few that are well-formed but wrong. */
+function badCredentialConstants(name: string, password: string): string[] {
+  return [
+    '',
+    ' ',
+    'Basic',
+    'Basic ',
+    'basic',
+    'Bearer abc',
+    'Digest username="x"',
+    'Basic ==',
+    'Basic =',
+    'Basic ====',
+    'Basic a',
+    'Basic ab',
+    'Basic abc',
+    'Basic @@@@',
+    `Basic ${b64(`${name}:${password}`)}=`,
+    `Basic ${b64(`${name}:${password}`)} extra`,
+    `Bearer ${b64(`${name}:${password}`)}`,
+    `Basic ${b64(name)}`,
+    `Basic ${b64(`:${password}`)}`,
+    `Basic ${b64(':')}`,
+    `Basic ${b64('\u0000:x')}`,
+    `Basic ${b64(`${name}\u0000:${password}`)}`,
+    `Basic ${b64(`${'x'.repeat(65)}:pw`)}`,
+    `Basic ${b64(`${name}:${'p'.repeat(1025)}`)}`,
+    `Basic ${Buffer.from([0xff, 0x3a, 0x41]).toString('base64')}`,
+    `Basic ${Buffer.from(`${name}:${password}`, 'latin1').toString('base64')}x`,
+    `Basic ${b64(`${name}:wrong`)}`,
+  ];
+}
+
+function badCredentialValue(name: string, password: string): fc.Arbitrary<string> {
+  return fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc.constantFrom(...badCredentialConstants(name, password)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(`Basic ${b64(`${name}:wrong`)}`, b64(`${name}:${password.toUpperCase()}`)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.string({ unit: 'grapheme', maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 12 }))
+        .map(([n, p]) => `Basic ${b64(`${n}:${p}`)}`),
+    },
+    { weight: 2, arbitrary: fc.base64String({ maxLength: 40 }).map((s) => `Basic ${s}`) },
+    { weight: 1, arbitrary: fc.base64String({ maxLength: 40 }) },
+    { weight: 2, arbitrary: fc.string({ maxLength: 60 }) },
+    { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1000, max: 12_000 }).map((n) => `Basic ${'QUFB'.repeat(n)}`) },
+    { weight: 1, arbitrary: fc.integer({ min: 1000, max: 12_000 }).map((n) => 'é'.repeat(n)) },
+  );
+}
+
+function credentialArb(name: string, password: string): fc.Arbitrary<Headers> {
+  const valid = basic(name, password);
+  const bad = badCredentialValue(name, password);
+  return fc.oneof(
+    { weight: 12, arbitrary: fc.constant({ security: valid }) },
+    { weight: 2, arbitrary: fc.constant({ security: b64(`${name}:${password}`) }) },
+    { weight: 3, arbitrary: fc.constant({ authorization: valid }) },
+    { weight: 2, arbitrary: fc.constant({}) },
+    { weight: 4, arbitrary: bad.map((value) => ({ security: value })) },
+    { weight: 2, arbitrary: bad.map((value) => ({ authorization: value })) },
+    { weight: 1, arbitrary: bad.map((value) => ({ security: value, authorization: valid })) },
+    { weight: 1, arbitrary: bad.map((value) => ({ security: [valid, value] })) },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------- requests
+
+const methodArb: fc.Arbitrary<Method> = fc.oneof(
+  { weight: 5, arbitrary: fc.constant('GET' as const) },
+  { weight: 5, arbitrary: fc.constant('POST' as const) },
+  { weight: 2, arbitrary: fc.constant('DELETE' as const) },
+  { weight: 3, arbitrary: fc.constantFrom('PUT' as const, 'PATCH' as const, 'HEAD' as const, 'OPTIONS' as const) },
+);
+
+function requestArb(credentials: fc.Arbitrary<Headers>, addresses: fc.Arbitrary<string>): fc.Arbitrary<FuzzRequest> {
+  return fc
+    .record({
+      method: methodArb,
+      path: pathArb,
+      query: queryArb,
+      credentials,
+      payload: payloadArb,
+      accept: fc.option(fc.constantFrom('application/json', 'text/html', 'image/png', '*/*', 'x'), { nil: undefined }),
+      remoteAddress: addresses,
+    })
+    .map(({ method, path, query, credentials: creds, payload, accept, remoteAddress }) => {
+      const headers: Headers = { ...creds };
+      if (payload.contentType !== undefined) headers['content-type'] = payload.contentType;
+      if (accept !== undefined) headers.accept = accept;
+      return { method, url: path + query, headers, body: payload.body, remoteAddress };
+    });
+}
+
+/** Well-formed calls with random values, so that the property reaches the handlers and the database, not only the gates. */
+function wellFormedArb(security: string): fc.Arbitrary<FuzzRequest> {
+  const searchText = fc.oneof(
+    fc.string({ maxLength: 30 }),
+    fc.string({ unit: 'grapheme', maxLength: 30 }),
+    fc.constantFrom('rock', 'seed', 'é', 'ROCK É', '%', '_', '\\', 'a%b_c\\d', '"', 'NEAR', '*', 'ﬁ', 'ａｂｃ'),
+  );
+  const page = fc
+    .record(
+      { limit: fc.integer({ min: 1, max: 100 }), offset: fc.integer({ min: 0, max: 50 }), search: searchText },
+      { requiredKeys: [] },
+    )
+    .map((query) => {
+      const text = new URLSearchParams(
+        Object.entries(query).map(([key, value]): [string, string] => [key, String(value)]),
+      ).toString();
+      return text === '' ? '' : `?${text}`;
+    });
+  const call = fc.oneof(
+    page.map((query) => ({ method: 'GET' as const, url: `/v3/playlist${query}`, body: undefined })),
+    page.map((query) => ({ method: 'GET' as const, url: `/v3/playlists${query}`, body: undefined })),
+    page.map((query) => ({ method: 'GET' as const, url: `/v3/song${query}`, body: undefined })),
+    fc
+      .record({
+        name: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 60 }).filter((n) => /\S/.test(n)),
+        songIds: fc.array(fc.integer({ min: 1, max: 240 }), { maxLength: 50 }),
+      })
+      .map((body) => ({ method: 'POST' as const, url: '/v3/playlist', body: JSON.stringify(body) })),
+    fc
+      .integer({ min: 1, max: 200 })
+      .map((id) => ({ method: 'GET' as const, url: `/v3/playlist/${id}`, body: undefined })),
+    fc
+      .integer({ min: 1, max: 200 })
+      .map((id) => ({ method: 'DELETE' as const, url: `/v3/playlist/${id}`, body: undefined })),
+    fc.integer({ min: 1, max: 260 }).map((id) => ({ method: 'GET' as const, url: `/v3/song/${id}`, body: undefined })),
+  );
+  return call.map(({ method, url, body }): FuzzRequest => {
+    const headers: Headers = { security };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    return { method, url, headers, body, remoteAddress: '127.0.0.1' };
+  });
+}
+
+function injectOptions(request: FuzzRequest): InjectOptions {
+  return {
+    method: request.method,
+    url: request.url,
+    headers: request.headers,
+    remoteAddress: request.remoteAddress,
+    ...(request.body === undefined ? {} : { payload: request.body }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- the contract
+
+interface Tally {
+  statuses: Map<number, number>;
+}
+
+const newTally = (): Tally => ({ statuses: new Map() });
+
+function checkResponse(request: FuzzRequest, response: LightMyRequestResponse, tally: Tally): void {
+  const where = `${request.method} ${request.url} -> ${response.statusCode} ${response.body.slice(0, 300)}`;
+  tally.statuses.set(response.statusCode, (tally.statuses.get(response.statusCode) ?? 0) + 1);
+  expect(response.statusCode, where).toBeLessThan(500);
+  expect(response.statusCode, where).toBeGreaterThanOrEqual(200);
+
+  const contentType = String(response.headers['content-type'] ?? '');
+  if (/^application\/json\b/i.test(contentType) && response.body !== '') {
+    expect(() => JSON.parse(response.body) as unknown, where).not.toThrow();
+  }
+  if (response.statusCode < 400) return;
+
+  // No stack trace, source path or driver message ever reaches a client (unless the client sent it in the URL).
+  for (const leak of [
+    /\bat \S+ \(\S+:\d+:\d+\)/,
+    /node_modules/,
+    /\.ts:\d+/,
+    /SQLITE_[A-Z]/,
+    /syntax for type|violates/,
+  ]) {
+    if (!leak.test(request.url)) expect(response.body, where).not.toMatch(leak);
+  }
+  expect(contentType, where).toMatch(/^application\/json\b/i);
+  if (request.method !== 'HEAD') {
+    const body = JSON.parse(response.body) as Record<string, unknown>;
+    const { errormsg, logdata } = body as { errormsg?: unknown; logdata?: { entry?: unknown; date?: unknown } };
+    expect(typeof errormsg, where).toBe('string');
+    expect(String(errormsg).trim().length, where).toBeGreaterThan(0);
+    expect(Number.isSafeInteger(logdata?.entry), where).toBe(true);
+    expect(Number.isSafeInteger(logdata?.date), where).toBe(true);
+    expect(Number(logdata?.entry), where).toBeGreaterThan(0);
+    expect(Math.abs(Number(logdata?.date) - Date.now() / 1000), where).toBeLessThan(600);
+    expect(String(response.headers['cache-control']), where).toContain('no-store');
+  }
+  if (response.statusCode === 401) {
+    expect(String(response.headers['www-authenticate']), where).toMatch(/^Basic realm=/);
+  }
+  if (response.statusCode === 405) {
+    const allow = (response.headers.allow ?? '')
+      .split(',')
+      .map((m) => m.trim())
+      .filter((m) => m !== '');
+    expect(allow.length, where).toBeGreaterThan(0);
+    expect(allow, where).not.toContain(request.method);
+  }
+  if (response.statusCode === 429) {
+    expect(String(response.headers['retry-after']), where).toMatch(/^[1-9]\d*$/);
+  }
+}
+
+async function fuzz(
+  testApp: TestApp,
+  arbitrary: fc.Arbitrary<FuzzRequest>,
+  numRuns: number,
+  alsoCheck: (request: FuzzRequest, response: LightMyRequestResponse) => void = () => undefined,
+): Promise<Tally> {
+  const tally = newTally();
+  await fc.assert(
+    fc.asyncProperty(arbitrary, async (request) => {
+      const response = await testApp.app.inject(injectOptions(request));
+      checkResponse(request, response, tally);
+      alsoCheck(request, response);
+    }),
+    { numRuns },
+  );
+  return tally;
+}
+
+interface PlaylistBody {
+  id: number;
+  name: string;
+  songs: { id: number; title: string; artist: string }[];
+}
+
+/** The ordinary life of a playlist, after the storm. */
+async function expectStillWorks(testApp: TestApp, security: string): Promise<void> {
+  const { app } = testApp;
+  const name = `After the storm ${Date.now()}`;
+  const created = await app.inject({
+    method: 'POST',
+    url: '/v3/playlist',
+    headers: { security, 'content-type': 'application/json' },
+    payload: JSON.stringify({ name, songIds: [3, 1, 3, 240] }),
+  });
+  expect(created.statusCode, created.body).toBe(200);
+  const playlist = created.json<PlaylistBody>();
+  expect(playlist.name).toBe(name);
+  expect(playlist.songs.map((s) => s.id)).toEqual([3, 1, 3, 240]);
+  expect(created.headers.location).toBe(`/v3/playlist/${playlist.id}`);
+
+  const got = await app.inject({ method: 'GET', url: `/v3/playlist/${playlist.id}`, headers: { security } });
+  expect(got.statusCode, got.body).toBe(200);
+  expect(got.json<PlaylistBody>()).toEqual(playlist);
+
+  const listed = await app.inject({
+    method: 'GET',
+    url: `/v3/playlist?search=${encodeURIComponent(name)}&limit=100`,
+    headers: { security },
+  });
+  expect(listed.statusCode, listed.body).toBe(200);
+  expect(listed.json<PlaylistBody[]>()).toEqual([playlist]);
+  expect(listed.headers['x-total-count']).toBe('1');
+
+  const all = await app.inject({ method: 'GET', url: '/v3/playlist?limit=1', headers: { authorization: security } });
+  expect(all.statusCode, all.body).toBe(200);
+  expect(Number(all.headers['x-total-count'])).toBeGreaterThanOrEqual(1);
+
+  const deleted = await app.inject({ method: 'DELETE', url: `/v3/playlist/${playlist.id}`, headers: { security } });
+  expect(deleted.statusCode, deleted.body).toBe(200);
+  expect(deleted.body).toBe('');
+
+  const again = await app.inject({ method: 'GET', url: `/v3/playlist/${playlist.id}`, headers: { security } });
+  expect(again.statusCode, again.body).toBe(410);
+}
+
+describe.each(DIALECTS)('fuzzing every endpoint (%s)', (dialect) => {
+  describe('with the failed-attempt throttle raised', () => {
+    let testApp: TestApp;
+    const user = { name: `fuzz_${dialect}`, password: 'ünïcödé pass' };
+    let security: string;
+
+    beforeAll(async () => {
+      testApp = await createTestApp(dialect, { MIXTAPE_AUTH_MAX_FAILURES: '1000000' });
+      security = await testApp.addUser(user.name, user.password);
+      // A few playlists of the user's own, so that ids 1..n exist for get, delete and search.
+      for (let i = 0; i < 5; i++) {
+        const response = await testApp.app.inject({
+          method: 'POST',
+          url: '/v3/playlist',
+          headers: { security },
+          payload: { name: `Seed ${i} rock é`, songIds: [i + 1, 240 - i] },
+        });
+        expect(response.statusCode, response.body).toBe(200);
+      }
+    });
+
+    afterAll(async () => {
+      await (testApp as TestApp | undefined)?.close();
+    });
+
+    it('answers every tricky id, query value, body, path and credential of the lists below 500', async () => {
+      const tally = newTally();
+      const requests: FuzzRequest[] = [];
+      const add = (method: Method, url: string, headers: Headers = { security }, body?: string | Buffer) => {
+        requests.push({ method, url, headers, body, remoteAddress: '127.0.0.1' });
+      };
+      for (const id of TRICKY_IDS) {
+        add('GET', `/v3/playlist/${id}`);
+        add('DELETE', `/v3/playlists/${id}`);
+        add('GET', `/v3/playlist/${id}/image`);
+        add('GET', `/v3/song/${id}`);
+      }
+      for (const value of QUERY_VALUES) {
+        for (const key of ['limit', 'offset', 'search']) {
+          add('GET', `/v3/playlist?${key}=${encode(value)}`);
+          add('GET', `/v3/song?${key}=${encode(value)}`);
+        }
+      }
+      for (const body of [...WRONG_TYPES, ...HOSTILE_TEXTS, ...INVALID_UTF8]) {
+        for (const contentType of ['application/json', 'text/plain', 'application/x-www-form-urlencoded']) {
+          add('POST', '/v3/playlist', { security, 'content-type': contentType }, body);
+          add('POST', '/v3/playlists', { authorization: security, 'content-type': contentType }, body);
+        }
+      }
+      for (const path of ODD_PATHS) {
+        for (const method of ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'HEAD', 'OPTIONS'] as const) add(method, path);
+      }
+      for (const value of badCredentialConstants(user.name, user.password)) {
+        add('GET', '/v3/playlist', { security: value });
+        add('GET', '/v3/song/1', { authorization: value });
+      }
+      for (const request of requests) checkResponse(request, await testApp.app.inject(injectOptions(request)), tally);
+      console.info(`fuzz ${dialect}: ${requests.length} listed cases`);
+    });
+
+    it(`answers ${RUNS} random and hostile requests below 500, every error in the error body`, async () => {
+      const addresses = fc.constantFrom('127.0.0.1', '10.0.0.7', '::1', '2001:db8::1');
+      const hostile = requestArb(credentialArb(user.name, user.password), addresses);
+      const arbitrary = fc.oneof({ weight: 3, arbitrary: hostile }, { weight: 1, arbitrary: wellFormedArb(security) });
+      const tally = await fuzz(testApp, arbitrary, RUNS);
+      const statuses = [...tally.statuses.entries()].sort(([a], [b]) => a - b);
+      console.info(`fuzz ${dialect}: ${RUNS} requests; statuses ${statuses.map(([s, n]) => `${s}x${n}`).join(' ')}`);
+      // The generator reaches the service's main answers, not only one kind of rejection.
+      for (const status of [200, 400, 401, 404, 405]) expect(tally.statuses.get(status) ?? 0).toBeGreaterThan(0);
+      await expectStillWorks(testApp, security);
+    }, 120_000);
+  });
+
+  describe('with the default failed-attempt throttle', () => {
+    let testApp: TestApp;
+    const user = { name: `throttled_${dialect}`, password: 'correct horse' };
+    let security: string;
+
+    beforeAll(async () => {
+      testApp = await createTestApp(dialect);
+      security = await testApp.addUser(user.name, user.password);
+    });
+
+    afterAll(async () => {
+      await (testApp as TestApp | undefined)?.close();
+    });
+
+    it('answers bad credentials with 401, then 429 with Retry-After, never 500', async () => {
+      const bad = badCredentialValue(user.name, user.password);
+      const credentials = fc.oneof(
+        bad.map((value): Headers => ({ security: value })),
+        bad.map((value): Headers => ({ authorization: value })),
+        fc
+          .constantFrom(`Basic ${b64(`${user.name}:wrong`)}`, `Basic ${b64('nobody:wrong')}`)
+          .map((value): Headers => ({ security: value })),
+      );
+      const addresses = fc.constantFrom('127.0.0.1', '10.0.0.1', '10.0.0.2');
+      // No credential here is valid: no playlist or song endpoint may answer with success.
+      const tally = await fuzz(testApp, requestArb(credentials, addresses), THROTTLED_RUNS, (request, response) => {
+        if (/^\/v3\/(playlists?|song)\b/.test(request.url)) {
+          expect(response.statusCode, `${request.method} ${request.url}`).toBeGreaterThanOrEqual(400);
+        }
+      });
+
+      // Deterministically: ten wrong passwords for one name from one address, then 429 for the name and the address.
+      const { app } = testApp;
+      const victim = 'victim';
+      await testApp.addUser(victim, 'right');
+      const probe: FuzzRequest = {
+        method: 'GET',
+        url: '/v3/playlist',
+        headers: {},
+        body: undefined,
+        remoteAddress: '',
+      };
+      const attempt = (name: string, password: string, remoteAddress: string) =>
+        app.inject({ method: 'GET', url: '/v3/playlist', headers: { security: basic(name, password) }, remoteAddress });
+      for (let i = 0; i < 10; i++) {
+        const response = await attempt(victim, `wrong ${i}`, '192.0.2.10');
+        expect(response.statusCode, response.body).toBe(401);
+        checkResponse(probe, response, tally);
+      }
+      for (const [name, password, address] of [
+        [victim, 'right', '192.0.2.99'], // the name is throttled, even with the right password from elsewhere
+        ['someone-else', 'x', '192.0.2.10'], // the address is throttled, whatever the name
+      ] as const) {
+        const response = await attempt(name, password, address);
+        expect(response.statusCode, response.body).toBe(429);
+        checkResponse(probe, response, tally);
+        expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(300);
+      }
+      // Another user from another address is not affected.
+      const fine = await app.inject({
+        method: 'GET',
+        url: '/v3/playlist',
+        headers: { security },
+        remoteAddress: '192.0.2.200',
+      });
+      expect(fine.statusCode, fine.body).toBe(200);
+    }, 60_000);
+  });
+});

@@ -1,0 +1,208 @@
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
+import { killAllServers, runServeExpectingExit, startServer } from './helpers/server-process.js';
+
+/**
+ * DESIGN.md section 9: SIGTERM and SIGINT drain in-flight requests, then close the database, then exit 0;
+ * every setting is validated at start, and a bad one stops the start with a message that names it.
+ */
+
+const USER = 'drain';
+const PASSWORD = 'let them finish';
+const SECURITY = `Basic ${Buffer.from(`${USER}:${PASSWORD}`, 'utf8').toString('base64')}`;
+const SONGS = Array.from({ length: 1000 }, (_, i) => (i % 240) + 1);
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+interface PlaylistBody {
+  id: number;
+  name: string;
+  songs: { id: number }[];
+}
+
+/**
+ * A request sent with `Expect: 100-continue`. Node's HTTP server answers `100 Continue` right before it hands the
+ * request to Fastify, whose first hook (the one that answers 503 once the service is closing) runs in that same
+ * turn: so once `continued` settles, the request is in flight on the server. A body is held back until `finish()`.
+ */
+interface HeldRequest {
+  readonly continued: Promise<void>;
+  readonly answer: Promise<Answer>;
+  finish(): void;
+}
+
+function holdRequest(base: string, method: 'GET' | 'POST', path: string, body?: string): HeldRequest {
+  const headers: Record<string, string | number> = { security: SECURITY, expect: '100-continue' };
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = Buffer.byteLength(body);
+  }
+  const req = httpRequest(`${base}${path}`, { method, headers, agent: false });
+  const continued = new Promise<void>((resolve, reject) => {
+    req.once('continue', () => {
+      resolve();
+    });
+    req.once('error', reject);
+  });
+  const answer = new Promise<Answer>((resolve, reject) => {
+    req.once('error', reject);
+    req.once('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.once('error', reject);
+      res.once('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
+      });
+    });
+  });
+  // Either may reject before it is awaited; the test awaits both.
+  continued.catch(() => undefined);
+  answer.catch(() => undefined);
+  req.flushHeaders();
+  return {
+    continued,
+    answer,
+    finish: () => {
+      req.end(body);
+    },
+  };
+}
+
+/** One GET on a new connection, or the error that kept it from being answered. */
+function tryRequest(url: string): Promise<Answer | Error> {
+  return new Promise((resolve) => {
+    const req = httpRequest(url, { headers: { security: SECURITY }, agent: false, timeout: 10_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.once('error', resolve);
+      res.once('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
+      });
+    });
+    req.once('timeout', () => {
+      req.destroy(new Error('timed out'));
+    });
+    req.once('error', resolve);
+    req.end();
+  });
+}
+
+describe.each(DIALECTS)('graceful shutdown (%s)', (dialect) => {
+  const databases: TestDatabase[] = [];
+
+  afterAll(async () => {
+    await killAllServers();
+    for (const database of databases) await database.drop();
+  });
+
+  it('finishes every in-flight request on SIGTERM, refuses new ones, then exits 0', async () => {
+    const database = await createTestDatabase(dialect);
+    databases.push(database);
+    const server = await startServer({ databaseUrl: database.url, bootstrapUser: `${USER}:${PASSWORD}` });
+
+    // Playlists of 1000 songs, so that a page of them takes a while to read and to send.
+    for (let i = 0; i < 12; i++) {
+      const response = await fetch(`${server.url}/v3/playlist`, {
+        method: 'POST',
+        headers: { security: SECURITY, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: `Long ${i}`, songIds: SONGS }),
+      });
+      expect(response.status, await response.clone().text()).toBe(200);
+      await response.arrayBuffer();
+    }
+
+    const creates = Array.from({ length: 6 }, (_, i) =>
+      holdRequest(server.url, 'POST', '/v3/playlist', JSON.stringify({ name: `In flight ${i}`, songIds: SONGS })),
+    );
+    const lists = Array.from({ length: 6 }, (_, i) =>
+      holdRequest(server.url, 'GET', `/v3/playlist?limit=100&offset=${i % 3}`),
+    );
+    await Promise.all([...creates, ...lists].map((held) => held.continued));
+    for (const held of lists) held.finish();
+
+    server.process.kill('SIGTERM');
+    await server.waitForLog((line) => line.msg === 'draining in-flight requests');
+
+    // A request that arrives now is refused: no connection, or 503 with Retry-After.
+    const late = await tryRequest(`${server.url}/v3/playlist?limit=1`);
+    if (!(late instanceof Error)) {
+      expect(late.status, late.body).toBe(503);
+      expect(late.headers['retry-after']).toMatch(/^\d+$/);
+      expect((JSON.parse(late.body) as { errormsg: unknown }).errormsg).toEqual(expect.any(String));
+    }
+
+    // The held creates send their bodies only now, after SIGTERM; they still complete.
+    for (const held of creates) held.finish();
+    const created = await Promise.all(creates.map((held) => held.answer));
+    const listed = await Promise.all(lists.map((held) => held.answer));
+
+    created.forEach((answer, i) => {
+      expect(answer.status, answer.body).toBe(200);
+      const playlist = JSON.parse(answer.body) as PlaylistBody;
+      expect(playlist.name).toBe(`In flight ${i}`);
+      expect(playlist.songs.map((s) => s.id)).toEqual(SONGS);
+    });
+    listed.forEach((answer, i) => {
+      expect(answer.status, answer.body.slice(0, 300)).toBe(200);
+      const page = JSON.parse(answer.body) as PlaylistBody[];
+      expect(page.length).toBeGreaterThanOrEqual(12 - (i % 3));
+      for (const playlist of page) expect(playlist.songs).toHaveLength(1000);
+    });
+
+    const exit = await server.exited;
+    expect(exit, server.output()).toEqual({ code: 0, signal: null });
+    const messages = server.logLines().map((line) => line.msg);
+    expect(messages).toContain('draining in-flight requests');
+    expect(messages).toContain('stopped');
+    expect(messages.indexOf('stopped')).toBeGreaterThan(messages.indexOf('draining in-flight requests'));
+    expect(server.output()).not.toMatch(/in-flight requests did not finish|shutdown failed/);
+
+    // The creates that finished during the drain were committed.
+    const again = await startServer({ databaseUrl: database.url });
+    const response = await fetch(`${again.url}/v3/playlist?limit=100`, { headers: { security: SECURITY } });
+    expect(response.status).toBe(200);
+    const names = ((await response.json()) as PlaylistBody[]).map((p) => p.name);
+    for (let i = 0; i < 6; i++) expect(names).toContain(`In flight ${i}`);
+    expect(await again.stop('SIGINT'), again.output()).toEqual({ code: 0, signal: null });
+  }, 60_000);
+});
+
+describe('a bad setting stops `serve`', () => {
+  const databases: TestDatabase[] = [];
+
+  afterAll(async () => {
+    await killAllServers();
+    for (const database of databases) await database.drop();
+  });
+
+  it.each([
+    ['PORT', '99999'],
+    ['PORT', 'eighty'],
+    ['LOG_LEVEL', 'loud'],
+    ['DATABASE_URL', 'mysql://localhost/mixtape'],
+    ['MIXTAPE_BOOTSTRAP_USER', 'no-password'],
+    ['MIXTAPE_AUTH_MAX_FAILURES', '0'],
+    ['MIXTAPE_SEED_CATALOG', 'maybe'],
+  ])('%s=%s: exits non-zero, naming the setting on stderr', async (name, value) => {
+    const database = await createTestDatabase('sqlite');
+    databases.push(database);
+    const result = await runServeExpectingExit({ DATABASE_URL: database.url, LOG_LEVEL: 'info', [name]: value });
+    expect(result.signal, result.stderr).toBeNull();
+    expect(result.code, result.stderr).not.toBe(0);
+    expect(result.code, result.stderr).not.toBeNull();
+    expect(result.stderr).toContain(name);
+    expect(result.stdout).not.toContain('Server listening');
+    expect(result.stdout).not.toContain('mixtape is ready');
+  });
+});
