@@ -55,7 +55,9 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     schemaErrorFormatter: formatValidationError,
     // Errors raised before routing (a malformed %-escape, an over-long path parameter) get the same body.
-    frameworkErrors: (error, request, reply) => sendError(request, reply, toApiError(error, limits.bodyBytes)),
+    frameworkErrors: (error, request, reply) => {
+      void sendError(request, reply, toApiError(error, limits.bodyBytes));
+    },
   });
 
   const sharedSchemas = [ErrorBody, Song, PlaylistWithSongs, newPlaylistSchema(limits), CatalogSong];
