@@ -53,7 +53,7 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-export const DEFAULT_DATABASE_URL = 'sqlite:./data/mixtape.db';
+const DEFAULT_DATABASE_URL = 'sqlite:./data/mixtape.db';
 
 export function loadConfig(env: Env = process.env): Config {
   const read = reader(env);
@@ -95,7 +95,7 @@ export function loadConfig(env: Env = process.env): Config {
   return deepFreeze(config);
 }
 
-export function parseDatabaseUrl(url: string, poolSize = 10): DatabaseConfig {
+function parseDatabaseUrl(url: string, poolSize = 10): DatabaseConfig {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     try {
       new URL(url);

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
 /** The tables every dialect has, as Kysely sees them. */
 export interface Database {
@@ -48,4 +48,3 @@ export interface DeletedPlaylistTable {
 
 export type UserRow = Selectable<UserTable>;
 export type SongRow = Selectable<SongTable>;
-export type NewSongRow = Insertable<SongTable>;

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 
-export const MAX_ID = Number.MAX_SAFE_INTEGER;
+const MAX_ID = Number.MAX_SAFE_INTEGER;
 
 /** A positive integer id below 2^53. */
 export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_ID, description });

@@ -49,7 +49,3 @@ export async function countSongs(db: Q, words: readonly string[]): Promise<numbe
     .executeTakeFirstOrThrow();
   return row.total;
 }
-
-export async function catalogSize(db: Q): Promise<number> {
-  return countSongs(db, []);
-}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      logLevel: 'info',
+      database: { dialect: 'sqlite', file: './data/mixtape.db' },
+      seedCatalog: true,
+      bootstrapUser: undefined,
+      rateLimitPerMinute: 0,
+      corsOrigins: [],
+      limits: {
+        nameMaxLength: 200,
+        songsMax: 1000,
+        pageDefault: 20,
+        pageMax: 100,
+        searchMaxLength: 200,
+        bodyBytes: 65_536,
+        playlistsPerUser: 10_000,
+      },
+      auth: { recheckMs: 5000, maxFailures: 10 },
+    });
+    expect(Object.isFrozen(config.limits)).toBe(true);
+  });
+
+  it('reads database URLs of both kinds', () => {
+    expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toMatchObject({ file: ':memory:' });
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@h:5432/d' }).database).toMatchObject({ dialect: 'postgres' });
+    expect(loadConfig({ MIXTAPE_BOOTSTRAP_USER: 'ann:pa:ss' }).bootstrapUser).toEqual({
+      name: 'ann',
+      password: 'pa:ss',
+    });
+    expect(loadConfig({ MIXTAPE_CORS_ORIGINS: 'https://a.example, https://b.example' }).corsOrigins).toEqual([
+      'https://a.example',
+      'https://b.example',
+    ]);
+  });
+
+  it('stops on a bad setting with a message that names it', () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ PORT: '80a' }, /^PORT /],
+      [{ PORT: '70000' }, /^PORT /],
+      [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL /],
+      [{ DATABASE_URL: 'sqlite:' }, /^DATABASE_URL /],
+      [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL /],
+      [{ MIXTAPE_SEED_CATALOG: 'maybe' }, /^MIXTAPE_SEED_CATALOG /],
+      [{ MIXTAPE_BOOTSTRAP_USER: 'nopassword' }, /^MIXTAPE_BOOTSTRAP_USER /],
+      [{ MIXTAPE_PAGE_DEFAULT: '50', MIXTAPE_PAGE_MAX: '10' }, /^MIXTAPE_PAGE_DEFAULT /],
+    ];
+    for (const [env, message] of cases) {
+      expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env), JSON.stringify(env)).toThrow(message);
+    }
+  });
+});
