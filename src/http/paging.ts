@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { PageQuery } from '../playlists/playlist.schemas.js';
+import type { PageQuery } from './schemas.js';
 
 /** `X-Total-Count` and an RFC 8288 `Link` header with `next` and `prev` pages, on the path the client used. */
 export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: PageQuery, total: number): void {

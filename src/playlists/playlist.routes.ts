@@ -3,8 +3,8 @@ import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, GONE, NOT_FOUND, empty, error, json } from '../http/responses.js';
-import type { PlaylistWithSongs } from './playlist.schemas.js';
-import { PlaylistParams, pageQuerySchema, type NewPlaylist, type PageQuery } from './playlist.schemas.js';
+import { pageQuerySchema, type PageQuery } from '../http/schemas.js';
+import { PlaylistParams, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
 
 export interface PlaylistRouteDeps {

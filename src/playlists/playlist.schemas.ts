@@ -1,10 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
-
-const MAX_ID = Number.MAX_SAFE_INTEGER;
-
-/** A positive integer id below 2^53. */
-export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_ID, description });
+import { Id } from '../http/schemas.js';
 
 export const Song = Type.Object(
   {
@@ -55,28 +51,5 @@ export function newPlaylistSchema(limits: Limits) {
   );
 }
 export type NewPlaylist = Static<ReturnType<typeof newPlaylistSchema>>;
-
-export function pageQuerySchema(limits: Limits, searchDescription: string) {
-  return Type.Object({
-    limit: Type.Integer({
-      minimum: 1,
-      maximum: limits.pageMax,
-      default: limits.pageDefault,
-      description: 'Number of items to return',
-    }),
-    offset: Type.Integer({
-      minimum: 0,
-      maximum: 2 ** 31 - 1,
-      default: 0,
-      description: 'Index of the first item to return; 0 starts at the beginning, 10 skips the first 10',
-    }),
-    search: Type.Optional(Type.String({ maxLength: limits.searchMaxLength, description: searchDescription })),
-  });
-}
-export interface PageQuery {
-  limit: number;
-  offset: number;
-  search?: string | undefined;
-}
 
 export const PlaylistParams = Type.Object({ playlistId: Id('Playlist id') });

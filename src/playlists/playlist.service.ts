@@ -5,7 +5,8 @@ import { searchDocument, searchWords } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
 import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
 import * as playlists from './playlist.repository.js';
-import type { NewPlaylist, PageQuery, PlaylistWithSongs } from './playlist.schemas.js';
+import type { PageQuery } from '../http/schemas.js';
+import type { NewPlaylist, PlaylistWithSongs } from './playlist.schemas.js';
 
 export interface Page<T> {
   readonly items: T[];

@@ -5,7 +5,7 @@ import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, error, json } from '../http/responses.js';
-import { Id, pageQuerySchema, type PageQuery } from '../playlists/playlist.schemas.js';
+import { Id, pageQuerySchema, type PageQuery } from '../http/schemas.js';
 import { searchWords } from '../search/search-text.js';
 import * as songs from './song.repository.js';
 
