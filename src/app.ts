@@ -2,8 +2,7 @@ import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
-import type { Caller } from './credentials/authenticator.js';
-import { Authenticator } from './credentials/authenticator.js';
+import { Authenticator, type Caller } from './credentials/authenticator.js';
 import type { Db } from './db/database.js';
 import { authenticateHook } from './http/auth.js';
 import { registerBodyParsers } from './http/body-parsers.js';
@@ -16,6 +15,7 @@ import { playlistRoutes } from './playlists/playlist.routes.js';
 import { PlaylistWithSongs, Song, newPlaylistSchema } from './playlists/playlist.schemas.js';
 import { playlistService } from './playlists/playlist.service.js';
 import { CatalogSong, songRoutes } from './songs/song.routes.js';
+import { songService } from './songs/song.service.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -105,7 +105,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   await registerOpenApi(app);
   const authenticate = authenticateHook(app, new Authenticator(db, config.auth));
   playlistRoutes(app, { playlists: playlistService(db, limits), limits, authenticate });
-  songRoutes(app, { db, limits, authenticate });
+  songRoutes(app, { songs: songService(db), limits, authenticate });
   opsRoutes(app, { db, isClosing: () => closing });
 
   app.decorate('markClosing', () => {

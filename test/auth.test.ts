@@ -42,8 +42,7 @@ for (const dialect of DIALECTS) {
     });
 
     it('answers 401 with WWW-Authenticate on every endpoint for a missing, malformed or wrong credential', async () => {
-      const user = await t.addUser('dave', 'right');
-      expect(user).toBe(basic('dave', 'right'));
+      await t.addUser('dave', 'right');
       const bad: Record<string, string>[] = [
         {},
         { security: '' },

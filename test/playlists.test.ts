@@ -158,50 +158,20 @@ for (const dialect of DIALECTS) {
     it('reads the getting-started curl body (form content type) as JSON with the security header only', async () => {
       const security = await t.addUser();
       const payload = '{"name": "Chill Vibes", "songIds": [22, 3, 11, 45, 54]}';
-      const form = { 'content-type': 'application/x-www-form-urlencoded' };
-      const viaSecurity = await t.app.inject({
-        method: 'POST',
-        url: '/v3/playlists',
-        headers: { security, ...form },
-        payload,
-      });
+      const post = (headers: Record<string, string>, body = payload) =>
+        t.app.inject({ method: 'POST', url: '/v3/playlists', headers, payload: body });
+      const form = 'application/x-www-form-urlencoded';
+
+      const viaSecurity = await post({ security, 'content-type': form });
       expect(viaSecurity.statusCode).toBe(200);
       expect(viaSecurity.json<PlaylistBody>().songs.map((s) => s.id)).toEqual([22, 3, 11, 45, 54]);
-      const text = await t.app.inject({
-        method: 'POST',
-        url: '/v3/playlist',
-        headers: { security, 'content-type': 'text/plain' },
-        payload,
-      });
-      expect(text.statusCode).toBe(200);
-      const viaAuthorization = await t.app.inject({
-        method: 'POST',
-        url: '/v3/playlist',
-        headers: { authorization: security, ...form },
-        payload,
-      });
-      expectError(viaAuthorization, 415);
-      const notJson = await t.app.inject({
-        method: 'POST',
-        url: '/v3/playlist',
-        headers: { security, 'content-type': 'text/plain' },
-        payload: 'name=Chill',
-      });
-      expectError(notJson, 415);
-      const xml = await t.app.inject({
-        method: 'POST',
-        url: '/v3/playlist',
-        headers: { security, 'content-type': 'application/xml' },
-        payload: '<playlist/>',
-      });
-      expectError(xml, 415);
-      const vendorJson = await t.app.inject({
-        method: 'POST',
-        url: '/v3/playlist',
-        headers: { authorization: security, 'content-type': 'application/vnd.mixtape+json' },
-        payload,
-      });
-      expect(vendorJson.statusCode).toBe(200);
+      expect((await post({ security, 'content-type': 'text/plain' })).statusCode).toBe(200);
+      expectError(await post({ authorization: security, 'content-type': form }), 415);
+      expectError(await post({ security, 'content-type': 'text/plain' }, 'name=Chill'), 415);
+      expectError(await post({ security, 'content-type': 'application/xml' }, '<playlist/>'), 415);
+      expect((await post({ authorization: security, 'content-type': 'application/vnd.mixtape+json' })).statusCode).toBe(
+        200,
+      );
     });
 
     it('answers 400 for malformed JSON, missing fields and wrong types, without coercion', async () => {

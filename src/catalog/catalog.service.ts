@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { replaceSearchDocument } from '../playlists/playlist.repository.js';
-import { searchDocument } from '../search/search-text.js';
+import { playlistDocument, searchDocument } from '../search/search-text.js';
 import demoCatalog from './demo-catalog.json' with { type: 'json' };
 
 /** One song as an import file describes it; `id` is optional. */
@@ -37,7 +37,6 @@ export async function importCatalog(
 ): Promise<ImportResult> {
   const result: ImportResult = { inserted: 0, updated: 0, unchanged: 0 };
   const renamed = new Set<number>();
-  const seen = { explicitIds: false };
   for (let start = 0; start < entries.length; start += CHUNK) {
     const chunk = entries.slice(start, start + CHUNK).map((e) => ({
       id: e.id,
@@ -68,7 +67,6 @@ export async function importCatalog(
             : byKey.get(`${entry.title}\u0000${entry.artist}\u0000${entry.album}`);
         const values = { ...entry, search_doc: songDocument(entry) };
         if (existing === undefined) {
-          if (entry.id !== undefined) seen.explicitIds = true;
           const { id, ...rest } = values;
           // Another process may be importing the same songs at this moment (two instances seeding at once).
           const added = await trx
@@ -100,7 +98,8 @@ export async function importCatalog(
     });
     onProgress(Math.min(start + CHUNK, entries.length));
   }
-  if (seen.explicitIds && db.dialect === 'postgres') {
+  // Songs inserted with their own ids leave PostgreSQL's sequence behind them.
+  if (db.dialect === 'postgres' && entries.some((e) => e.id !== undefined)) {
     await sql`SELECT setval(pg_get_serial_sequence('songs', 'id'), GREATEST((SELECT max(id) FROM songs), 1))`.execute(
       db.kysely,
     );
@@ -129,8 +128,7 @@ async function rebuildSearchDocuments(db: Db, songIds: readonly number[]): Promi
         .select(['s.title', 's.artist', 's.genre'])
         .where('ps.playlist_id', '=', playlistId)
         .execute();
-      const doc = searchDocument([playlist.name, ...songs.flatMap((s) => [s.title, s.artist, s.genre])]);
-      await replaceSearchDocument(trx, db.dialect, playlistId, doc);
+      await replaceSearchDocument(trx, db.dialect, playlistId, playlistDocument(playlist.name, songs));
     });
   }
 }

@@ -46,7 +46,7 @@ export class Authenticator {
     private readonly now: () => number = Date.now,
   ) {
     this.verified = new LRUCache({ max: config.cacheSize });
-    this.failures = new LRUCache({ max: 100_000, ttl: config.failureWindowMs, ttlAutopurge: false });
+    this.failures = new LRUCache({ max: 100_000 });
     // Unknown users are checked against this hash so that they take as long as a wrong password.
     this.dummyHash = hashPassword(randomBytes(16).toString('hex'));
   }

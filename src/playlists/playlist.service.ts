@@ -1,7 +1,7 @@
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
-import { searchDocument, searchWords } from '../search/search-text.js';
+import { playlistDocument, searchWords } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
 import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
 import * as playlists from './playlist.repository.js';
@@ -55,7 +55,7 @@ export function playlistService(db: Db, limits: Limits) {
         );
       }
       const songs = input.songIds.map((id) => byId.get(id)!);
-      const doc = searchDocument([input.name, ...songs.flatMap((s) => [s.title, s.artist, s.genre])]);
+      const doc = playlistDocument(input.name, songs);
       const id = await q.transaction().execute(async (trx) => {
         if (!(await reservePlaylistSlot(trx, userId, limits.playlistsPerUser))) {
           throw ApiError.conflict(

@@ -30,6 +30,14 @@ export function searchDocument(fields: Iterable<string>): string {
   return [...parts].join('\n');
 }
 
+/** A playlist's search document: its name and its songs' titles, artists and genres (the "type of song"). */
+export function playlistDocument(
+  name: string,
+  songs: readonly { title: string; artist: string; genre: string }[],
+): string {
+  return searchDocument([name, ...songs.flatMap((s) => [s.title, s.artist, s.genre])]);
+}
+
 /** A LIKE pattern that finds the word anywhere, with `%`, `_` and `\` taken literally (ESCAPE '\'). */
 export function containsPattern(word: string): string {
   return `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,13 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
-import type { Db } from '../db/database.js';
-import { ApiError } from '../http/errors.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, error, json } from '../http/responses.js';
 import { Id, pageQuerySchema, type PageQuery } from '../http/schemas.js';
-import { searchWords } from '../search/search-text.js';
-import * as songs from './song.repository.js';
+import type { SongService } from './song.service.js';
 
 export const CatalogSong = Type.Object(
   {
@@ -26,9 +23,9 @@ const catalogSongRef = Type.Ref('catalogSong');
 /** The song catalog (API 1.2.0): find the ids to put in a playlist. */
 export function songRoutes(
   app: FastifyInstance,
-  deps: { db: Db; limits: Limits; authenticate: onRequestAsyncHookHandler },
+  deps: { songs: SongService; limits: Limits; authenticate: onRequestAsyncHookHandler },
 ): void {
-  const { db, limits, authenticate } = deps;
+  const { songs, limits, authenticate } = deps;
 
   app.get<{ Querystring: PageQuery }>(
     '/v3/song',
@@ -51,13 +48,9 @@ export function songRoutes(
       },
     },
     async (request, reply) => {
-      const words = searchWords(request.query.search ?? '');
-      const [items, total] = await Promise.all([
-        songs.searchSongs(db.kysely, words, request.query.limit, request.query.offset),
-        songs.countSongs(db.kysely, words),
-      ]);
-      setPageHeaders(request, reply, request.query, total);
-      return items;
+      const page = await songs.list(request.query);
+      setPageHeaders(request, reply, request.query, page.total);
+      return page.items;
     },
   );
 
@@ -79,10 +72,6 @@ export function songRoutes(
         },
       },
     },
-    async (request) => {
-      const song = await songs.findSong(db.kysely, request.params.songId);
-      if (song === undefined) throw ApiError.notFound('No song has this id.');
-      return song;
-    },
+    async (request) => songs.get(request.params.songId),
   );
 }
