@@ -2,6 +2,8 @@ import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
+import { coverRoutes } from './covers/cover.routes.js';
+import { CoverRenderer } from './covers/renderer.js';
 import { Authenticator, type Caller } from './credentials/authenticator.js';
 import type { Db } from './db/database.js';
 import { authenticateHook } from './http/auth.js';
@@ -11,6 +13,7 @@ import { ApiError, ErrorBody } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
 import { createValidatorCompiler, formatValidationError } from './http/validation.js';
 import { opsRoutes } from './ops/ops.routes.js';
+import { Registry } from 'prom-client';
 import { playlistRoutes } from './playlists/playlist.routes.js';
 import { PlaylistWithSongs, Song, newPlaylistSchema } from './playlists/playlist.schemas.js';
 import { playlistService } from './playlists/playlist.service.js';
@@ -104,9 +107,12 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
 
   await registerOpenApi(app);
   const authenticate = authenticateHook(app, new Authenticator(db, config.auth));
-  playlistRoutes(app, { playlists: playlistService(db, limits), limits, authenticate });
+  const registry = new Registry();
+  const playlists = playlistService(db, limits);
+  playlistRoutes(app, { playlists, limits, authenticate });
+  coverRoutes(app, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
   songRoutes(app, { songs: songService(db), limits, authenticate });
-  opsRoutes(app, { db, isClosing: () => closing });
+  opsRoutes(app, { db, registry, isClosing: () => closing });
 
   app.decorate('markClosing', () => {
     closing = true;

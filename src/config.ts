@@ -27,6 +27,15 @@ export interface AuthConfig {
   readonly failureWindowMs: number;
 }
 
+export interface ImageConfig {
+  /** Memory for rendered covers, in bytes. */
+  readonly cacheBytes: number;
+  /** Covers drawn at the same time. */
+  readonly renders: number;
+  /** Covers waiting for a free renderer before new ones answer 503. */
+  readonly queue: number;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -36,6 +45,7 @@ export interface Config {
   readonly seedCatalog: boolean;
   readonly limits: Limits;
   readonly auth: AuthConfig;
+  readonly images: ImageConfig;
   /** Requests per minute per client address; 0 switches general rate limiting off. */
   readonly rateLimitPerMinute: number;
   readonly corsOrigins: readonly string[];
@@ -81,6 +91,11 @@ export function loadConfig(env: Env = process.env): Config {
       recheckMs: read.int('MIXTAPE_AUTH_RECHECK_SECONDS', 5, 0, 3600) * 1000,
       maxFailures: read.int('MIXTAPE_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
       failureWindowMs: read.int('MIXTAPE_AUTH_FAILURE_WINDOW_SECONDS', 300, 1, 86_400) * 1000,
+    },
+    images: {
+      cacheBytes: read.int('MIXTAPE_IMAGE_CACHE_MB', 32, 0, 65_536) * 1024 * 1024,
+      renders: read.int('MIXTAPE_IMAGE_RENDERS', 2, 1, 256),
+      queue: read.int('MIXTAPE_IMAGE_QUEUE', 16, 0, 100_000),
     },
     rateLimitPerMinute: read.int('MIXTAPE_RATE_LIMIT', 0, 0, 10_000_000),
     corsOrigins: read.list('MIXTAPE_CORS_ORIGINS'),

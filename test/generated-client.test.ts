@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import createClient from 'openapi-fetch';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { paths } from './client/musicapi.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -57,6 +58,16 @@ for (const dialect of DIALECTS) {
       });
       expect(fetched.response.status).toBe(200);
       expect(fetched.data).toEqual(playlist);
+
+      // The image operation names PNG and JPEG; with no Accept of its own the client gets PNG.
+      const cover = await client.GET('/playlist/{playlist-id}/image', {
+        params: { path: { 'playlist-id': String(id) } },
+        parseAs: 'arrayBuffer',
+      });
+      expect(cover.response.status).toBe(200);
+      expect(cover.response.headers.get('content-type')).toBe('image/png');
+      const png = await sharp(Buffer.from(cover.data as unknown as ArrayBuffer)).metadata();
+      expect([png.format, png.width, png.height]).toEqual(['png', 600, 600]);
 
       const deleted = await client.DELETE('/playlist/{playlist-id}', {
         params: { path: { 'playlist-id': String(id) } },

@@ -50,6 +50,8 @@ const V3_PATHS = [
   '/v3/playlist/{playlist-id}',
   '/v3/playlists',
   '/v3/playlists/{playlist-id}',
+  '/v3/playlist/{playlist-id}/image',
+  '/v3/playlists/{playlist-id}/image',
   '/v3/song',
   '/v3/song/{song-id}',
 ];
@@ -101,6 +103,7 @@ describe('docs/openapi.json', () => {
     expect(operation('/v3/playlist', 'post').operationId).toBe('postplaylist');
     expect(operation('/v3/playlist/{playlist-id}', 'get').operationId).toBe('getspecplaylist');
     expect(operation('/v3/playlist/{playlist-id}', 'delete').operationId).toBe('deleteplaylist');
+    expect(operation('/v3/playlist/{playlist-id}/image', 'get').operationId).toBe('getimage');
     for (const method of ['get', 'delete'] as const) {
       const id = parameter(operation('/v3/playlist/{playlist-id}', method), 'playlist-id');
       expect(id).toMatchObject({ in: 'path', required: true });
@@ -177,6 +180,24 @@ describe('docs/openapi.json', () => {
     }
     expect(operation('/v3/playlist/{playlist-id}', 'delete').responses['200']?.content).toBeUndefined();
   });
+
+  it('documents the cover in PNG, JPEG and SVG, its validators, its size bounds and every failure', () => {
+    for (const path of ['/v3/playlist/{playlist-id}/image', '/v3/playlists/{playlist-id}/image']) {
+      const cover = operation(path, 'get');
+      const ok = cover.responses['200']!;
+      expect(Object.keys(ok.content ?? {}).sort(), path).toEqual(['image/jpeg', 'image/png', 'image/svg+xml']);
+      expect(Object.keys(ok.headers ?? {}), path).toEqual(expect.arrayContaining(['ETag', 'Cache-Control', 'Vary']));
+      expect(cover.responses['304']?.content, path).toBeUndefined();
+      for (const status of ['400', '401', '404', '410', '503']) {
+        expect(jsonSchemaOf(cover.responses[status]), `${path} ${status}`).toEqual({ $ref: ERROR_REF });
+      }
+      expect(parameter(cover, 'size')).toMatchObject({
+        in: 'query',
+        required: false,
+        schema: { type: 'integer', minimum: 64, maximum: 1200, default: 600 },
+      });
+    }
+  });
 });
 
 /** Validators for the documented schemas: the whole document is registered, so `#/components/...` refs resolve. */
@@ -209,7 +230,7 @@ const responseSchema = (path: string, method: Method, status: string, mediaType:
 type InjectRequest = Omit<InjectOptions, 'method' | 'url'> & { url: string };
 
 // Headers whose presence on an answer the document must announce for that status.
-const API_HEADERS = ['location', 'x-total-count', 'link', 'www-authenticate', 'retry-after'];
+const API_HEADERS = ['location', 'x-total-count', 'link', 'www-authenticate', 'retry-after', 'etag'];
 
 /** Sends a request and checks the answer against the operation the document gives for `method` and `path`. */
 async function conforming(
@@ -374,6 +395,19 @@ for (const dialect of DIALECTS) {
       await expectStatus(200, 'get', '/v3/song/{song-id}', { url: '/v3/song/1', headers });
       await expectStatus(404, 'get', '/v3/song/{song-id}', { url: '/v3/song/987654', headers });
       await expectStatus(400, 'get', '/v3/song/{song-id}', { url: '/v3/song/-1', headers });
+
+      const image = '/v3/playlist/{playlist-id}/image';
+      const mine = await expectStatus(200, 'post', '/v3/playlist', post({ name: 'Cover', songIds: [1, 2] }));
+      const coverUrl = `/v3/playlist/${mine.json<{ id: number }>().id}/image`;
+      const cover = await expectStatus(200, 'get', image, { url: coverUrl, headers });
+      for (const accept of ['image/jpeg', 'image/svg+xml']) {
+        await expectStatus(200, 'get', image, { url: coverUrl, headers: { ...headers, accept } });
+      }
+      const etag = String(cover.headers.etag);
+      await expectStatus(304, 'get', image, { url: coverUrl, headers: { ...headers, 'if-none-match': etag } });
+      await expectStatus(400, 'get', image, { url: `${coverUrl}?size=63`, headers });
+      await expectStatus(401, 'get', image, { url: coverUrl });
+      await expectStatus(404, 'get', image, { url: '/v3/playlist/999999/image', headers });
 
       await expectStatus(200, 'get', '/healthz', { url: '/healthz' });
       await expectStatus(200, 'get', '/readyz', { url: '/readyz' });

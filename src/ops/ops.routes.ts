@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Histogram, type Registry } from 'prom-client';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { HEADERS, error } from '../http/responses.js';
@@ -11,8 +11,8 @@ const Status = Type.Object({ status: Type.String() });
 const SHUTTING_DOWN = error('The service is shutting down.', HEADERS.retryAfter);
 
 /** Liveness, readiness and Prometheus metrics; no credential needed. */
-export function opsRoutes(app: FastifyInstance, deps: { db: Db; isClosing: () => boolean }): void {
-  const registry = new Registry();
+export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Registry; isClosing: () => boolean }): void {
+  const { registry } = deps;
   collectDefaultMetrics({ register: registry });
   const duration = new Histogram({
     name: 'mixtape_http_request_duration_seconds',

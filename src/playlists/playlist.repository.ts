@@ -55,6 +55,25 @@ export async function replaceSearchDocument(db: Q, dialect: Dialect, playlistId:
   await insertSearchDocument(db, dialect, playlistId, doc);
 }
 
+/** What a cover is drawn from: the number of songs and the first four distinct artists, in playlist order. */
+export async function coverFacts(db: Q, playlistId: number): Promise<{ songCount: number; artists: string[] }> {
+  const count = await db
+    .selectFrom('playlist_songs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('playlist_id', '=', playlistId)
+    .executeTakeFirstOrThrow();
+  const artists = await db
+    .selectFrom('playlist_songs as ps')
+    .innerJoin('songs as s', 's.id', 'ps.song_id')
+    .select((eb) => ['s.artist', eb.fn.min('ps.position').as('first')])
+    .where('ps.playlist_id', '=', playlistId)
+    .groupBy('s.artist')
+    .orderBy('first')
+    .limit(4)
+    .execute();
+  return { songCount: count.n, artists: artists.map((a) => a.artist) };
+}
+
 export function findPlaylist(db: Q, id: number): Promise<{ id: number; owner_id: number; name: string } | undefined> {
   return db.selectFrom('playlists').select(['id', 'owner_id', 'name']).where('id', '=', id).executeTakeFirst();
 }

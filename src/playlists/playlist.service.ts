@@ -8,6 +8,14 @@ import * as playlists from './playlist.repository.js';
 import type { PageQuery } from '../http/schemas.js';
 import type { NewPlaylist, PlaylistWithSongs } from './playlist.schemas.js';
 
+/** What a playlist's cover shows. */
+export interface PlaylistSummary {
+  readonly name: string;
+  readonly songCount: number;
+  /** The first four distinct artists, in playlist order. */
+  readonly artists: readonly string[];
+}
+
 export interface Page<T> {
   readonly items: T[];
   readonly total: number;
@@ -75,6 +83,13 @@ export function playlistService(db: Db, limits: Limits) {
       if (head === undefined || head.owner_id !== userId) throw await missing(id, userId);
       const [playlist] = await withSongs([head]);
       return playlist!;
+    },
+
+    /** The owner's playlist in brief, with the same 404 and 410 answers as `get`. */
+    async summary(userId: number, id: number): Promise<PlaylistSummary> {
+      const head = await playlists.findPlaylist(q, id);
+      if (head === undefined || head.owner_id !== userId) throw await missing(id, userId);
+      return { name: head.name, ...(await playlists.coverFacts(q, id)) };
     },
 
     async remove(userId: number, id: number): Promise<void> {

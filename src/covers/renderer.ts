@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { Counter, type Registry } from 'prom-client';
+import sharp from 'sharp';
+import type { ImageConfig } from '../config.js';
+import { ApiError } from '../http/errors.js';
+import { CoverDesigner, DESIGN_VERSION, type CoverInput } from './design.js';
+
+export type CoverFormat = 'png' | 'jpeg' | 'svg';
+
+export const MEDIA_TYPES: Readonly<Record<CoverFormat, string>> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  svg: 'image/svg+xml',
+};
+
+// The drawing and the encoders both decide the bytes, so the version of each is part of every ETag.
+const RENDERER_VERSION = `design ${DESIGN_VERSION}; sharp ${sharp.versions.sharp}; vips ${sharp.versions.vips}`;
+
+// Each render uses one libvips thread; how many run at once is this module's to decide, and it caches the
+// results itself, so libvips's own operation cache would only hold memory twice.
+sharp.concurrency(1);
+sharp.cache(false);
+
+/**
+ * Draws covers off the event loop (libvips's worker threads), a bounded number at a time, and keeps the results in
+ * memory up to a byte budget. The ETag is computed from the inputs alone, so a revalidation never draws.
+ */
+export class CoverRenderer {
+  readonly #designer = new CoverDesigner();
+  readonly #cache: LRUCache<string, Buffer> | null;
+  readonly #inFlight = new Map<string, Promise<Buffer>>();
+  readonly #waiting: (() => void)[] = [];
+  readonly #config: ImageConfig;
+  readonly #renders: Counter<'format'>;
+  readonly #cacheHits: Counter;
+  #active = 0;
+
+  constructor(config: ImageConfig, registry: Registry) {
+    this.#config = config;
+    this.#cache =
+      config.cacheBytes > 0
+        ? new LRUCache({ maxSize: config.cacheBytes, sizeCalculation: (image) => Math.max(1, image.length) })
+        : null;
+    this.#renders = new Counter({
+      name: 'mixtape_cover_renders_total',
+      help: 'Covers drawn, by format (revalidations and cache hits draw nothing)',
+      labelNames: ['format'] as const,
+      registers: [registry],
+    });
+    this.#cacheHits = new Counter({
+      name: 'mixtape_cover_cache_hits_total',
+      help: 'Covers answered from the in-memory cache',
+      registers: [registry],
+    });
+  }
+
+  /** A strong validator for exactly these inputs: it changes whenever the bytes could. */
+  etag(input: CoverInput, size: number, format: CoverFormat): string {
+    const digest = createHash('sha256')
+      .update(JSON.stringify([RENDERER_VERSION, size, format, input.name, input.songCount, input.artists]))
+      .digest('base64url');
+    return `"${digest.slice(0, 27)}"`;
+  }
+
+  /** The cover's bytes, from the cache or drawn now; 503 when every renderer is busy and the queue is full. */
+  async image(input: CoverInput, size: number, format: CoverFormat, etag: string): Promise<Buffer> {
+    const cached = this.#cache?.get(etag);
+    if (cached !== undefined) {
+      this.#cacheHits.inc();
+      return cached;
+    }
+    // The same cover asked for by many clients at once is drawn once.
+    let pending = this.#inFlight.get(etag);
+    if (pending === undefined) {
+      pending = this.#drawWhenFree(input, size, format).finally(() => this.#inFlight.delete(etag));
+      this.#inFlight.set(etag, pending);
+    }
+    const image = await pending;
+    this.#cache?.set(etag, image);
+    return image;
+  }
+
+  async #drawWhenFree(input: CoverInput, size: number, format: CoverFormat): Promise<Buffer> {
+    await this.#acquire();
+    try {
+      this.#renders.inc({ format });
+      return await this.#draw(input, size, format);
+    } finally {
+      this.#release();
+    }
+  }
+
+  async #draw(input: CoverInput, size: number, format: CoverFormat): Promise<Buffer> {
+    const svg = Buffer.from(this.#designer.svg(input, size));
+    if (format === 'svg') return svg;
+    const image = sharp(svg).removeAlpha();
+    return format === 'png'
+      ? image.png({ compressionLevel: 6, adaptiveFiltering: false }).toBuffer()
+      : image.jpeg({ quality: 85, progressive: false, chromaSubsampling: '4:2:0' }).toBuffer();
+  }
+
+  async #acquire(): Promise<void> {
+    if (this.#active < this.#config.renders) {
+      this.#active++;
+      return;
+    }
+    if (this.#waiting.length >= this.#config.queue) {
+      throw ApiError.unavailable('Too many covers are being drawn; try again in a moment.', 1);
+    }
+    // The slot is handed over by `release`, so `active` does not change here.
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next === undefined) this.#active--;
+    else next();
+  }
+}
