@@ -23,6 +23,7 @@ describe('loadConfig', () => {
         playlistsPerUser: 10_000,
       },
       auth: { recheckMs: 5000, maxFailures: 10 },
+      images: { cacheBytes: 32 * 1024 * 1024, renders: 2, queue: 16 },
     });
     expect(Object.isFrozen(config.limits)).toBe(true);
   });
@@ -50,6 +51,8 @@ describe('loadConfig', () => {
       [{ MIXTAPE_SEED_CATALOG: 'maybe' }, /^MIXTAPE_SEED_CATALOG /],
       [{ MIXTAPE_BOOTSTRAP_USER: 'nopassword' }, /^MIXTAPE_BOOTSTRAP_USER /],
       [{ MIXTAPE_PAGE_DEFAULT: '50', MIXTAPE_PAGE_MAX: '10' }, /^MIXTAPE_PAGE_DEFAULT /],
+      [{ MIXTAPE_IMAGE_RENDERS: '0' }, /^MIXTAPE_IMAGE_RENDERS /],
+      [{ MIXTAPE_IMAGE_CACHE_MB: '-1' }, /^MIXTAPE_IMAGE_CACHE_MB /],
     ];
     for (const [env, message] of cases) {
       expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);
