@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery, type LogEve
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
+import { WriteBatcher, type WriteWork } from './write-batch.js';
 
 export type Dialect = DatabaseConfig['dialect'];
 
@@ -12,6 +13,11 @@ export type Dialect = DatabaseConfig['dialect'];
 export interface Db {
   readonly kysely: Kysely<Database>;
   readonly dialect: Dialect;
+  /**
+   * Runs a unit of writes in a transaction and settles once it is committed. On SQLite, units that arrive
+   * together share one transaction and one commit (see WriteBatcher); PostgreSQL gives each its own.
+   */
+  write<T>(work: WriteWork<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -33,11 +39,18 @@ export function openDatabase(config: DatabaseConfig, options: DatabaseOptions = 
       : (event: LogEvent) => {
           if (event.level === 'query') onQuery(event.query);
         };
-  const kysely =
-    config.dialect === 'sqlite'
-      ? new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(config.file) }), log })
-      : new Kysely<Database>({ log, dialect: new PostgresDialect({ pool: openPool(config, onIdleError) }) });
-  return { kysely, dialect: config.dialect, close: () => kysely.destroy() };
+  if (config.dialect === 'sqlite') {
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(config.file) }), log });
+    const batcher = new WriteBatcher(kysely);
+    return { kysely, dialect: 'sqlite', write: (work) => batcher.run(work), close: () => kysely.destroy() };
+  }
+  const kysely = new Kysely<Database>({ log, dialect: new PostgresDialect({ pool: openPool(config, onIdleError) }) });
+  return {
+    kysely,
+    dialect: 'postgres',
+    write: (work) => kysely.transaction().execute(work),
+    close: () => kysely.destroy(),
+  };
 }
 
 function openPool(config: Extract<DatabaseConfig, { dialect: 'postgres' }>, onIdleError: (error: Error) => void) {

@@ -64,7 +64,7 @@ export function playlistService(db: Db, limits: Limits) {
       }
       const songs = input.songIds.map((id) => byId.get(id)!);
       const doc = playlistDocument(input.name, songs);
-      const id = await q.transaction().execute(async (trx) => {
+      const id = await db.write(async (trx) => {
         if (!(await reservePlaylistSlot(trx, userId, limits.playlistsPerUser))) {
           throw ApiError.conflict(
             `You have reached the limit of ${limits.playlistsPerUser} playlists; delete one to make room.`,
@@ -93,7 +93,7 @@ export function playlistService(db: Db, limits: Limits) {
     },
 
     async remove(userId: number, id: number): Promise<void> {
-      const deleted = await q.transaction().execute(async (trx) => {
+      const deleted = await db.write(async (trx) => {
         if (!(await playlists.deletePlaylist(trx, id, userId, Date.now()))) return false;
         await releasePlaylistSlot(trx, userId);
         return true;
