@@ -111,6 +111,15 @@ for (const dialect of DIALECTS) {
       expect(response.json<PlaylistBody[]>().map((p) => p.name)).toEqual(['100% Focus']);
       expect(response.headers['x-total-count']).toBe('2');
       expect(response.headers.link).toBe('</v3/playlist?limit=1&offset=1&search=focus>; rel="next"');
+
+      // Past the last match the page is empty and the total still counts every match.
+      const past = await t.app.inject({
+        method: 'GET',
+        url: '/v3/playlist?search=focus&limit=1&offset=5',
+        headers: { security },
+      });
+      expect(past.json()).toEqual([]);
+      expect(past.headers['x-total-count']).toBe('2');
     });
 
     it('treats an empty or blank search as no search', async () => {

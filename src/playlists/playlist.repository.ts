@@ -106,47 +106,68 @@ export function listPlaylists(db: Q, ownerId: number, limit: number, offset: num
 }
 
 /**
- * The owner's playlists whose search document contains every word. Words of three characters or more
- * go through the trigram index (FTS5 on SQLite, pg_trgm on PostgreSQL); shorter ones are checked on the
- * owner's candidates only.
+ * Up to this many playlists, a search reads the owner's own documents one by one: its cost then depends on the
+ * owner's library alone, never on how many playlists everyone else has. Beyond it, the trigram index narrows the
+ * candidates first.
  */
-function matching(db: Q, dialect: Dialect, ownerId: number, words: readonly string[]) {
-  let query = db.selectFrom('playlists as p').where('p.owner_id', '=', ownerId);
-  if (dialect === 'sqlite') {
-    const indexed = words.filter((w) => characterCount(w) >= 3);
-    if (indexed.length > 0) {
-      const expression = indexed.map(ftsPhrase).join(' AND ');
-      query = query.where(
-        sql<boolean>`p.id IN (SELECT rowid FROM playlist_search WHERE playlist_search MATCH ${expression})`,
-      );
-    }
-    for (const word of words.filter((w) => characterCount(w) < 3)) {
-      query = query.where(
-        sql<boolean>`EXISTS (SELECT 1 FROM playlist_search s WHERE s.rowid = p.id AND s.doc LIKE ${containsPattern(word)} ESCAPE '\\')`,
-      );
-    }
-    return query;
+export const SCAN_OWNER_UP_TO = 2000;
+
+/**
+ * The owner's playlists whose search document contains every word (documents and words are both normalised, so
+ * this is a plain substring test).
+ *
+ * A small library is scanned through the owner index. A large one goes through the trigram index (FTS5 on
+ * SQLite, pg_trgm on PostgreSQL) for words of three characters or more; shorter words are checked on the
+ * candidates.
+ */
+function matching(db: Q, dialect: Dialect, ownerId: number, words: readonly string[], ownerPlaylists: number) {
+  const query = db.selectFrom('playlists as p').where('p.owner_id', '=', ownerId);
+  const docOf = dialect === 'sqlite' ? sql`s.rowid` : sql`s.playlist_id`;
+  const contains = (word: string) =>
+    dialect === 'sqlite' ? sql`instr(s.doc, ${word}) > 0` : sql`strpos(s.doc, ${word}) > 0`;
+  const documentHas = (tests: ReturnType<typeof sql>[]) =>
+    sql<boolean>`EXISTS (SELECT 1 FROM playlist_search s WHERE ${docOf} = p.id AND ${sql.join(tests, sql` AND `)})`;
+
+  if (ownerPlaylists <= SCAN_OWNER_UP_TO) return query.where(documentHas(words.map(contains)));
+
+  if (dialect === 'postgres') {
+    // LIKE, unlike strpos, can use the trigram index.
+    return query.where(documentHas(words.map((word) => sql`s.doc LIKE ${containsPattern(word)} ESCAPE '\\'`)));
   }
-  const likes = words.map((word) => sql`s.doc LIKE ${containsPattern(word)} ESCAPE '\\'`);
-  return query.where(
-    sql<boolean>`EXISTS (SELECT 1 FROM playlist_search s WHERE s.playlist_id = p.id AND ${sql.join(likes, sql` AND `)})`,
-  );
+  const indexed = words.filter((w) => characterCount(w) >= 3);
+  const short = words.filter((w) => characterCount(w) < 3);
+  let narrowed = query;
+  if (indexed.length > 0) {
+    const expression = indexed.map(ftsPhrase).join(' AND ');
+    narrowed = narrowed.where(
+      sql<boolean>`p.id IN (SELECT rowid FROM playlist_search WHERE playlist_search MATCH ${expression})`,
+    );
+  }
+  return short.length > 0 ? narrowed.where(documentHas(short.map(contains))) : narrowed;
 }
 
-export function searchPlaylists(
+/** A page of the owner's playlists that contain every word, and how many match in all. */
+export async function searchPlaylists(
   db: Q,
   dialect: Dialect,
   ownerId: number,
   words: readonly string[],
+  ownerPlaylists: number,
   limit: number,
   offset: number,
-): Promise<PlaylistHead[]> {
-  return matching(db, dialect, ownerId, words)
-    .select(['p.id', 'p.name'])
+): Promise<{ heads: PlaylistHead[]; total: number }> {
+  // The total rides along on every row, so that a page costs one query rather than a page and a count.
+  const rows = await matching(db, dialect, ownerId, words, ownerPlaylists)
+    .select(['p.id', 'p.name', sql<number>`count(*) over ()`.as('total')])
     .orderBy('p.id')
     .limit(limit)
     .offset(offset)
     .execute();
+  const heads = rows.map(({ id, name }) => ({ id, name }));
+  // A page past the end has no row to carry the total.
+  const total =
+    rows[0]?.total ?? (offset > 0 ? await countSearchMatches(db, dialect, ownerId, words, ownerPlaylists) : 0);
+  return { heads, total };
 }
 
 export async function countSearchMatches(
@@ -154,8 +175,9 @@ export async function countSearchMatches(
   dialect: Dialect,
   ownerId: number,
   words: readonly string[],
+  ownerPlaylists: number,
 ): Promise<number> {
-  const row = await matching(db, dialect, ownerId, words)
+  const row = await matching(db, dialect, ownerId, words, ownerPlaylists)
     .select((eb) => eb.fn.countAll<number>().as('total'))
     .executeTakeFirstOrThrow();
   return row.total;

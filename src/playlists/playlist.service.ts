@@ -110,10 +110,17 @@ export function playlistService(db: Db, limits: Limits) {
         ]);
         return { items: await withSongs(heads), total };
       }
-      const [heads, total] = await Promise.all([
-        playlists.searchPlaylists(q, db.dialect, userId, words, page.limit, page.offset),
-        playlists.countSearchMatches(q, db.dialect, userId, words),
-      ]);
+      const owned = await playlists.countPlaylists(q, userId);
+      if (owned === 0) return { items: [], total: 0 };
+      const { heads, total } = await playlists.searchPlaylists(
+        q,
+        db.dialect,
+        userId,
+        words,
+        owned,
+        page.limit,
+        page.offset,
+      );
       return { items: await withSongs(heads), total };
     },
   };
