@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery, type LogEvent } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery, type LogEvent, type SqliteDatabase } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Database } from './schema.js';
@@ -40,7 +41,10 @@ export function openDatabase(config: DatabaseConfig, options: DatabaseOptions = 
           if (event.level === 'query') onQuery(event.query);
         };
   if (config.dialect === 'sqlite') {
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: openSqlite(config.file) }), log });
+    const kysely = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(openSqlite(config.file)) }),
+      log,
+    });
     const batcher = new WriteBatcher(kysely);
     return { kysely, dialect: 'sqlite', write: (work) => batcher.run(work), close: () => kysely.destroy() };
   }
@@ -58,6 +62,28 @@ function openPool(config: Extract<DatabaseConfig, { dialect: 'postgres' }>, onId
   // Without a listener, an idle connection's error would end the process.
   pool.on('error', onIdleError);
   return pool;
+}
+
+/**
+ * The connection as Kysely sees it, with each statement compiled once: better-sqlite3 statements can be run again
+ * and again, and preparing one anew for every query costs more than most queries here take to run.
+ */
+function withStatementCache(sqlite: SQLite.Database, size = 1000): SqliteDatabase {
+  const statements = new LRUCache<string, SQLite.Statement>({ max: size });
+  return {
+    prepare(source) {
+      let statement = statements.get(source);
+      if (statement === undefined) {
+        statement = sqlite.prepare(source);
+        statements.set(source, statement);
+      }
+      return statement;
+    },
+    close() {
+      statements.clear();
+      sqlite.close();
+    },
+  };
 }
 
 function openSqlite(file: string): SQLite.Database {

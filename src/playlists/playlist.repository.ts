@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { characterCount, containsPattern, ftsPhrase } from '../search/search-text.js';
+import type { PlaylistWithSongs } from './playlist.schemas.js';
 
 type Q = Kysely<Database>;
 
@@ -72,6 +73,31 @@ export async function coverFacts(db: Q, playlistId: number): Promise<{ songCount
     .limit(4)
     .execute();
   return { songCount: count.n, artists: artists.map((a) => a.artist) };
+}
+
+/**
+ * A playlist with its songs in one query: one row per song (or a single row with null song fields for an empty
+ * playlist), none when there is no such playlist.
+ */
+export async function findPlaylistWithSongs(
+  db: Q,
+  id: number,
+): Promise<{ ownerId: number; playlist: PlaylistWithSongs } | undefined> {
+  const rows = await db
+    .selectFrom('playlists as p')
+    .leftJoin('playlist_songs as ps', 'ps.playlist_id', 'p.id')
+    .leftJoin('songs as s', 's.id', 'ps.song_id')
+    .select(['p.owner_id', 'p.name', 's.id as song_id', 's.title', 's.artist'])
+    .where('p.id', '=', id)
+    .orderBy('ps.position')
+    .execute();
+  const [first] = rows;
+  if (first === undefined) return undefined;
+  const songs = [];
+  for (const row of rows) {
+    if (row.song_id !== null) songs.push({ id: row.song_id, title: row.title!, artist: row.artist! });
+  }
+  return { ownerId: first.owner_id, playlist: { id, name: first.name, songs } };
 }
 
 export function findPlaylist(db: Q, id: number): Promise<{ id: number; owner_id: number; name: string } | undefined> {

@@ -79,10 +79,9 @@ export function playlistService(db: Db, limits: Limits) {
     },
 
     async get(userId: number, id: number): Promise<PlaylistWithSongs> {
-      const head = await playlists.findPlaylist(q, id);
-      if (head === undefined || head.owner_id !== userId) throw await missing(id, userId);
-      const [playlist] = await withSongs([head]);
-      return playlist!;
+      const found = await playlists.findPlaylistWithSongs(q, id);
+      if (found === undefined || found.ownerId !== userId) throw await missing(id, userId);
+      return found.playlist;
     },
 
     /** The owner's playlist in brief, with the same 404 and 410 answers as `get`. */
