@@ -11,6 +11,7 @@ import { registerBodyParsers } from './http/body-parsers.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { ApiError, ErrorBody } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
+import { buildSharedSerializer } from './http/serialization.js';
 import { createValidatorCompiler, formatValidationError } from './http/validation.js';
 import { opsRoutes } from './ops/ops.routes.js';
 import { Registry } from 'prom-client';
@@ -52,6 +53,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const app = Fastify({
     logger,
     logController: new LogController({ disableRequestLogging: true }),
+    schemaController: { compilersFactory: { buildSerializer: buildSharedSerializer } },
     bodyLimit: limits.bodyBytes,
     trustProxy: config.trustProxy,
     return503OnClosing: false,

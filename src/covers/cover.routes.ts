@@ -90,7 +90,7 @@ export function coverRoutes(app: FastifyInstance, deps: CoverRouteDeps): void {
         const { size } = request.query;
         const format = negotiateFormat(request.headers.accept);
         const summary = await playlists.summary(request.caller.userId, request.params.playlistId);
-        const etag = renderer.etag(summary, size, format);
+        const etag = await renderer.etag(summary, size, format);
         // Set only once the answer is a cover: an error must not be cached as one.
         const conditional = () =>
           reply

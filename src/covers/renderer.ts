@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { Counter, type Registry } from 'prom-client';
-import sharp from 'sharp';
 import type { ImageConfig } from '../config.js';
 import { ApiError } from '../http/errors.js';
-import { CoverDesigner, DESIGN_VERSION, type CoverInput } from './design.js';
+import type { CoverInput } from './design.js';
 
 export type CoverFormat = 'png' | 'jpeg' | 'svg';
 
@@ -14,20 +13,34 @@ export const MEDIA_TYPES: Readonly<Record<CoverFormat, string>> = {
   svg: 'image/svg+xml',
 };
 
-// The drawing and the encoders both decide the bytes, so the version of each is part of every ETag.
-const RENDERER_VERSION = `design ${DESIGN_VERSION}; sharp ${sharp.versions.sharp}; vips ${sharp.versions.vips}`;
-
-// Each render uses one libvips thread; how many run at once is this module's to decide, and it caches the
-// results itself, so libvips's own operation cache would only hold memory twice.
-sharp.concurrency(1);
-sharp.cache(false);
+/**
+ * The drawing code and the image library, loaded on the first cover rather than at start: together they take
+ * longer to load than the rest of the service.
+ */
+async function loadDrawing() {
+  const [{ default: sharp }, { CoverDesigner, DESIGN_VERSION }] = await Promise.all([
+    import('sharp'),
+    import('./design.js'),
+  ]);
+  // Each render uses one libvips thread; how many run at once is this module's to decide, and it caches the
+  // results itself, so libvips's own operation cache would only hold memory twice.
+  sharp.concurrency(1);
+  sharp.cache(false);
+  return {
+    sharp,
+    designer: new CoverDesigner(),
+    // The drawing and the encoders both decide the bytes, so the version of each is part of every ETag.
+    version: `design ${DESIGN_VERSION}; sharp ${sharp.versions.sharp}; vips ${sharp.versions.vips}`,
+  };
+}
+type Drawing = Awaited<ReturnType<typeof loadDrawing>>;
 
 /**
  * Draws covers off the event loop (libvips's worker threads), a bounded number at a time, and keeps the results in
  * memory up to a byte budget. The ETag is computed from the inputs alone, so a revalidation never draws.
  */
 export class CoverRenderer {
-  readonly #designer = new CoverDesigner();
+  #drawing: Promise<Drawing> | undefined;
   readonly #cache: LRUCache<string, Buffer> | null;
   readonly #inFlight = new Map<string, Promise<Buffer>>();
   readonly #waiting: (() => void)[] = [];
@@ -56,9 +69,10 @@ export class CoverRenderer {
   }
 
   /** A strong validator for exactly these inputs: it changes whenever the bytes could. */
-  etag(input: CoverInput, size: number, format: CoverFormat): string {
+  async etag(input: CoverInput, size: number, format: CoverFormat): Promise<string> {
+    const { version } = await this.#load();
     const digest = createHash('sha256')
-      .update(JSON.stringify([RENDERER_VERSION, size, format, input.name, input.songCount, input.artists]))
+      .update(JSON.stringify([version, size, format, input.name, input.songCount, input.artists]))
       .digest('base64url');
     return `"${digest.slice(0, 27)}"`;
   }
@@ -91,8 +105,14 @@ export class CoverRenderer {
     }
   }
 
+  #load(): Promise<Drawing> {
+    this.#drawing ??= loadDrawing();
+    return this.#drawing;
+  }
+
   async #draw(input: CoverInput, size: number, format: CoverFormat): Promise<Buffer> {
-    const svg = Buffer.from(this.#designer.svg(input, size));
+    const { sharp, designer } = await this.#load();
+    const svg = Buffer.from(designer.svg(input, size));
     if (format === 'svg') return svg;
     const image = sharp(svg).removeAlpha();
     return format === 'png'

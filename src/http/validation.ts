@@ -9,8 +9,18 @@ export function createValidatorCompiler(sharedSchemas: readonly SchemaObject[]):
   const common = { useDefaults: true, verbose: true, allErrors: false, strict: true } as const;
   const coercing = withKeywords(new Ajv({ ...common, coerceTypes: 'array', removeAdditional: true }), sharedSchemas);
   const strict = withKeywords(new Ajv({ ...common, coerceTypes: false }), sharedSchemas);
-  return ({ schema, httpPart }) =>
-    httpPart === 'body' ? strict.compile(schema) : finiteOnly(coercing.compile(schema));
+  // Routes share most of their schemas (the plural aliases all of them), so each distinct one is compiled once.
+  const compiled = new Map<string, ValidateFunction>();
+  return ({ schema, httpPart }) => {
+    const body = httpPart === 'body';
+    const key = `${String(body)} ${JSON.stringify(schema)}`;
+    let validate = compiled.get(key);
+    if (validate === undefined) {
+      validate = body ? strict.compile(schema) : finiteOnly(coercing.compile(schema));
+      compiled.set(key, validate);
+    }
+    return validate;
+  };
 }
 
 /**
