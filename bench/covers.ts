@@ -85,7 +85,7 @@ for (const format of FORMATS) {
           songCount: 10 + (n % 90),
           artists: [0, 1, 2, 3].map((i) => ARTISTS[(n + i) % ARTISTS.length]!),
         };
-        return renderer.image(input, size, format, renderer.etag(input, size, format));
+        return renderer.etag(input, size, format).then((etag) => renderer.image(input, size, format, etag));
       };
       await measure(concurrency, cover); // warm-up: fonts read, code optimised
       const baseline = await measure(concurrency, (n) => flatSquare(size, format, n));

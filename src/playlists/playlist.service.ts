@@ -37,6 +37,7 @@ export function playlistService(db: Db, limits: Limits) {
   async function withSongs(heads: playlists.PlaylistHead[]): Promise<PlaylistWithSongs[]> {
     const rows = await playlists.songsOfPlaylists(
       q,
+      db.dialect,
       heads.map((h) => h.id),
     );
     const byPlaylist = new Map<number, PlaylistWithSongs>();

@@ -1,0 +1,165 @@
+/** The results file of a benchmark run, and its text and Markdown tables. */
+import type { DatasetParams } from './dataset.js';
+import type { Measurement } from './load.js';
+
+export interface LevelResult {
+  readonly connections: number;
+  readonly service: Measurement;
+  readonly baseline: Measurement;
+  /** Service req/s ÷ baseline req/s at the same concurrency. */
+  readonly ratio: number;
+}
+
+/** The scenario again at half its peak rate (autocannon's overallRate), for p99 under a sustainable load. */
+export interface HalfPeakResult {
+  readonly rate: number;
+  readonly connections: number;
+  readonly service: Measurement;
+  readonly baseline: Measurement;
+}
+
+export interface ScenarioResult {
+  readonly name: string;
+  readonly description: string;
+  readonly levels: LevelResult[];
+  readonly halfPeak?: HalfPeakResult;
+}
+
+export interface BenchResults {
+  readonly date: string;
+  readonly command: string;
+  readonly git: { readonly commit: string; readonly dirty: boolean } | undefined;
+  readonly machine: {
+    readonly cpuModel: string;
+    readonly cores: number;
+    readonly ramBytes: number;
+    readonly node: string;
+    readonly os: string;
+    /** 1, 5 and 15 minute load averages when the run began: anything else busy on the machine shows here. */
+    readonly loadAverage: readonly number[];
+  };
+  readonly dialect: string;
+  readonly dataset: {
+    readonly params: DatasetParams;
+    readonly generatorVersion: number;
+    readonly location: string;
+    readonly users: number;
+    readonly playlistSongs: number;
+    readonly diskBytes: number;
+    readonly generationSeconds: number;
+    /** False when a data set generated earlier was reused (generationSeconds is then that generation's). */
+    readonly generatedThisRun: boolean;
+  };
+  readonly settings: {
+    readonly durationSeconds: number;
+    readonly warmupSeconds: number;
+    readonly connections: readonly number[];
+    readonly activeUsers: number;
+    readonly service: Readonly<Record<string, string>>;
+  };
+  readonly service: {
+    readonly startMs: number;
+    readonly rssAtReadyBytes: number;
+    readonly maxRssBytes: number;
+    readonly signInWarmupMs: number;
+  };
+  readonly scenarios: readonly ScenarioResult[];
+  /** Scenarios that had non-2xx answers or errors: their figures are not to be trusted. */
+  readonly problems: readonly string[];
+}
+
+const MIB = 1024 * 1024;
+const fixed = (n: number, digits: number) => n.toFixed(digits);
+const rps = (n: number) => Math.round(n).toString();
+const ms = (n: number) => (n < 10 ? fixed(n, 2) : fixed(n, 1));
+
+const HEADER = [
+  'scenario',
+  'load',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'baseline req/s',
+  'baseline p50',
+  'baseline p99',
+  'ratio',
+  'non-2xx',
+  'errors',
+];
+
+function rows(results: BenchResults): string[][] {
+  const out: string[][] = [];
+  for (const scenario of results.scenarios) {
+    for (const level of scenario.levels) {
+      const { service: s, baseline: b } = level;
+      out.push([
+        scenario.name,
+        `${level.connections} conn`,
+        rps(s.rps),
+        ms(s.p50),
+        ms(s.p99),
+        rps(b.rps),
+        ms(b.p50),
+        ms(b.p99),
+        fixed(level.ratio, 3),
+        String(s.non2xx),
+        String(s.errors),
+      ]);
+    }
+    const half = scenario.halfPeak;
+    if (half !== undefined) {
+      const { service: s, baseline: b } = half;
+      out.push([
+        `${scenario.name} (half peak)`,
+        `${half.rate}/s, ${half.connections} conn`,
+        rps(s.rps),
+        ms(s.p50),
+        ms(s.p99),
+        rps(b.rps),
+        ms(b.p50),
+        ms(b.p99),
+        '',
+        String(s.non2xx),
+        String(s.errors),
+      ]);
+    }
+  }
+  return out;
+}
+
+function summary(results: BenchResults): string[] {
+  const { machine, dataset, service, settings } = results;
+  const dialect = results.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+  return [
+    `${dialect}, ${dataset.params.playlists} playlists (${dataset.users} users, ${dataset.params.songs} songs, ` +
+      `${dataset.playlistSongs} playlist entries, ${fixed(dataset.diskBytes / MIB, 0)} MiB on disk), ` +
+      `generated in ${fixed(dataset.generationSeconds, 1)} s`,
+    `${machine.cpuModel}, ${machine.cores} cores, ${fixed(machine.ramBytes / 1024 ** 3, 0)} GiB RAM, ` +
+      `Node ${machine.node}, ${machine.os}, load average ${machine.loadAverage.map((l) => fixed(l, 2)).join(' ')}`,
+    `${settings.durationSeconds} s per level after ${settings.warmupSeconds} s of warm-up, ` +
+      `spread over ${settings.activeUsers} users; service start ${fixed(service.startMs, 0)} ms, ` +
+      `RSS ${fixed(service.rssAtReadyBytes / MIB, 0)} MiB when ready, ${fixed(service.maxRssBytes / MIB, 0)} MiB at most`,
+    `${results.date}, ${results.git === undefined ? 'no git' : results.git.commit.slice(0, 12) + (results.git.dirty ? ' (uncommitted changes)' : '')}: ${results.command}`,
+  ];
+}
+
+export function formatText(results: BenchResults): string {
+  const table = [HEADER, ...rows(results)];
+  const widths = HEADER.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
+  // Text left-aligned, numbers right-aligned.
+  const line = (row: string[]) =>
+    row.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  return [...summary(results), '', line(HEADER), ...rows(results).map(line)].join('\n');
+}
+
+export function formatMarkdown(results: BenchResults): string {
+  const line = (row: string[]) => `| ${row.join(' | ')} |`;
+  const align = HEADER.map((_, column) => (column < 2 ? '---' : '--:'));
+  return [
+    ...summary(results).map((text) => `- ${text}`),
+    '',
+    line(HEADER),
+    line(align),
+    ...rows(results).map(line),
+  ].join('\n');
+}

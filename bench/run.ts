@@ -1,0 +1,293 @@
+/**
+ * `npm run bench`: generates (or reuses) a data set, starts the built service on it, drives it with autocannon
+ * scenario by scenario and level by level, each level also against a bare node:http baseline that answers the
+ * same bytes, and writes the figures to bench/results/. See docs/benchmarks.md.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startBaseline, type Answer, type Baseline } from './baseline.js';
+import type { BenchUser, DatasetMeta } from './dataset.js';
+import { ensureDataset } from './generate.js';
+import { measure, type BenchRequest, type Measurement } from './load.js';
+import { USAGE, UsageError, parseOptions, type BenchOptions } from './options.js';
+import { Random } from './random.js';
+import { formatText, type BenchResults, type ScenarioResult } from './results.js';
+import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
+import { PROFILE_DIR, ROOT, startService, type RunningService } from './service.js';
+import type { DatasetStore } from './store.js';
+import { postgresStore } from './store-postgres.js';
+import { sqliteStore } from './store-sqlite.js';
+
+const RESULTS_DIR = join(ROOT, 'bench/results');
+const DATA_DIR = join(ROOT, 'bench/data');
+/** Sign-ins at once during the warm-up: each is a deliberately slow scrypt hash in the service. */
+const SIGN_IN_CONCURRENCY = 4;
+
+function openStore(options: BenchOptions): DatasetStore {
+  const { playlists } = options.params;
+  return options.dialect === 'sqlite'
+    ? sqliteStore(join(DATA_DIR, `sqlite-${playlists}.db`))
+    : postgresStore(options.pgUrl, `mixtape_bench_${playlists}`);
+}
+
+/** The users the load is spread over: `count` of them, evenly across the data set. */
+function activeUsers(meta: DatasetMeta, count: number): BenchUser[] {
+  const all = meta.users;
+  const n = Math.min(count, all.length);
+  return Array.from({ length: n }, (_, i) => all[Math.floor((i * all.length) / n)]!);
+}
+
+/** One request with exactly the headers and body the load sends, and the whole answer. */
+function capture(url: string, r: BenchRequest): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${r.path}`, { method: r.method, headers: r.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.once('end', () => {
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks) });
+      });
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    req.end(r.body);
+  });
+}
+
+/**
+ * Signs every active user in once. Verified credentials are cached by the service, so without this the first
+ * seconds of the first level would measure scrypt, not the scenario.
+ */
+async function signIn(url: string, meta: DatasetMeta, users: readonly BenchUser[]): Promise<number> {
+  const started = performance.now();
+  const queue = [...users];
+  const worker = async () => {
+    for (let user = queue.shift(); user !== undefined; user = queue.shift()) {
+      const answer = await capture(url, {
+        method: 'GET',
+        path: '/v3/playlist?limit=1',
+        headers: authorization(user, meta.password),
+      });
+      if (answer.status !== 200) throw new Error(`Signing in as ${user.name} failed: status ${answer.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: SIGN_IN_CONCURRENCY }, worker));
+  return performance.now() - started;
+}
+
+const describe = (m: Measurement) =>
+  `${Math.round(m.rps)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms` +
+  (m.non2xx + m.errors > 0 ? `, ${m.non2xx} non-2xx ${JSON.stringify(m.statusCodes)}, ${m.errors} errors` : '');
+
+async function runScenario(
+  scenario: Scenario,
+  service: RunningService,
+  baseline: Baseline,
+  meta: DatasetMeta,
+  users: readonly BenchUser[],
+  options: BenchOptions,
+): Promise<ScenarioResult> {
+  const requests = scenario.requests({ meta, users, random: new Random(meta.params.seed) });
+  const sample = requests[0];
+  if (sample === undefined) throw new Error(`The ${scenario.name} scenario has no requests.`);
+  const answer = await capture(service.url, sample);
+  const problem = scenario.check(answer, sample, meta);
+  if (problem !== undefined) throw new Error(`The ${scenario.name} scenario's sample answer is wrong: ${problem}`);
+  await baseline.answerWith(answer);
+
+  console.log(`\n${scenario.name}: ${scenario.description} (${requests.length} different requests)`);
+  const top = Math.max(...options.connections);
+  if (options.warmupSeconds > 0) {
+    for (const url of [service.url, baseline.url]) {
+      await measure(url, requests, { connections: top, durationSeconds: options.warmupSeconds });
+    }
+  }
+  const levels = [];
+  for (const connections of options.connections) {
+    const load = { connections, durationSeconds: options.durationSeconds };
+    const s = await measure(service.url, requests, load);
+    const b = await measure(baseline.url, requests, load);
+    const ratio = s.rps / b.rps;
+    console.log(`  ${connections} conn: service ${describe(s)} | baseline ${describe(b)} | ratio ${ratio.toFixed(3)}`);
+    levels.push({ connections, service: s, baseline: b, ratio });
+  }
+  if (scenario.halfPeak !== true) return { name: scenario.name, description: scenario.description, levels };
+
+  const rate = Math.max(1, Math.round(Math.max(...levels.map((l) => l.service.rps)) / 2));
+  const load = { connections: top, durationSeconds: options.durationSeconds, overallRate: rate };
+  const s = await measure(service.url, requests, load);
+  const b = await measure(baseline.url, requests, load);
+  console.log(`  half peak, ${rate}/s over ${top} conn: service ${describe(s)} | baseline ${describe(b)}`);
+  return {
+    name: scenario.name,
+    description: scenario.description,
+    levels,
+    halfPeak: { rate, connections: top, service: s, baseline: b },
+  };
+}
+
+/** The commit, and whether the tree differs from it; read-only (no index refresh), undefined outside git. */
+function gitState(): BenchResults['git'] {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
+  try {
+    return { commit: git('rev-parse', 'HEAD').trim(), dirty: git('status', '--porcelain').trim() !== '' };
+  } catch {
+    return undefined;
+  }
+}
+
+function writeResults(results: BenchResults): string {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(
+    RESULTS_DIR,
+    `${results.date.slice(0, 10)}-${results.dialect}-${results.dataset.params.playlists}.json`,
+  );
+  // Written whole or not at all: a half-written results file would read as a broken run.
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
+  return file;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  if (options === undefined) {
+    console.log(USAGE);
+    return;
+  }
+  const loadAverage = os.loadavg();
+  // Read before the build, so that it names the code that was measured.
+  const git = gitState();
+  // The service, the database and the load generator share this machine: anything else running skews the figures.
+  if (loadAverage[0]! > os.cpus().length / 2) {
+    console.warn(`Warning: the machine is busy (load average ${loadAverage[0]!.toFixed(2)}); figures will suffer.`);
+  }
+  const store = openStore(options);
+  const { meta, generated } = await ensureDataset(store, options.params, options.regenerate);
+  const diskBytes = await store.size();
+
+  if (options.build) {
+    console.log('\nBuilding the service (npm run build)…');
+    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed; fix it, or pass --skip-build to serve dist/ as is');
+  }
+  if (options.profile) mkdirSync(join(ROOT, PROFILE_DIR), { recursive: true });
+
+  const settings = {
+    LOG_LEVEL: 'info',
+    MIXTAPE_SEED_CATALOG: 'false',
+    // The create scenario adds thousands of playlists per user; the default quota would answer 409.
+    MIXTAPE_PLAYLISTS_PER_USER: '1000000000',
+  };
+  mkdirSync(DATA_DIR, { recursive: true });
+  const logFile = join(DATA_DIR, `service-${options.dialect}-${options.params.playlists}.log`);
+  const service = await startService({ databaseUrl: store.databaseUrl, logFile, settings, profile: options.profile });
+  console.log(`\nService ready in ${service.startMs.toFixed(0)} ms at ${service.url}; its log: ${logFile}`);
+  const scenarios: ScenarioResult[] = [];
+  let signInWarmupMs: number;
+  try {
+    const users = activeUsers(meta, options.users);
+    signInWarmupMs = await signIn(service.url, meta, users);
+    console.log(`Signed in ${users.length} users in ${signInWarmupMs.toFixed(0)} ms`);
+    const baseline = await startBaseline();
+    try {
+      for (const scenario of SCENARIOS.filter((s) => options.scenarios.includes(s.name))) {
+        if (scenario.settings === undefined) {
+          scenarios.push(await runScenario(scenario, service, baseline, meta, users, options));
+          continue;
+        }
+        // A scenario with settings of its own gets a service of its own, started the same way.
+        const own = await startService({
+          databaseUrl: store.databaseUrl,
+          logFile: logFile.replace(/\.log$/, `-${scenario.name}.log`),
+          settings: { ...settings, ...scenario.settings },
+          profile: false,
+        });
+        try {
+          await signIn(own.url, meta, users);
+          scenarios.push(await runScenario(scenario, own, baseline, meta, users, options));
+        } finally {
+          await own.stop();
+        }
+      }
+    } finally {
+      await baseline.stop();
+    }
+  } finally {
+    await service.stop();
+  }
+
+  const problems = scenarios
+    .filter((s) =>
+      [...s.levels, ...(s.halfPeak === undefined ? [] : [s.halfPeak])].some(
+        (l) => l.service.non2xx + l.service.errors > 0,
+      ),
+    )
+    .map((s) => s.name);
+  const cpus = os.cpus();
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    git,
+    machine: {
+      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+      cores: cpus.length,
+      ramBytes: os.totalmem(),
+      node: process.version,
+      os: `${os.type()} ${os.release()}`,
+      loadAverage,
+    },
+    dialect: options.dialect,
+    dataset: {
+      params: meta.params,
+      generatorVersion: meta.generatorVersion,
+      location: store.location,
+      users: meta.users.length,
+      playlistSongs: meta.playlistSongs,
+      diskBytes,
+      generationSeconds: meta.generationSeconds,
+      generatedThisRun: generated,
+    },
+    settings: {
+      durationSeconds: options.durationSeconds,
+      warmupSeconds: options.warmupSeconds,
+      connections: options.connections,
+      activeUsers: Math.min(options.users, meta.users.length),
+      service: settings,
+    },
+    service: {
+      startMs: service.startMs,
+      rssAtReadyBytes: service.rssAtReadyBytes,
+      maxRssBytes: service.maxRssBytes(),
+      signInWarmupMs,
+    },
+    scenarios,
+    problems,
+  };
+  const file = writeResults(results);
+  console.log(`\n${formatText(results)}\n\nResults: ${file}`);
+  if (options.profile) console.log(`CPU profile: ${PROFILE_DIR}/`);
+  if (problems.length > 0) {
+    console.error(
+      `\n!!! ${problems.join(', ')}: non-2xx answers or errors (see above); these figures are NOT valid. !!!`,
+    );
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    console.error(`bench: ${error.message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else {
+    console.error('bench:', error);
+    process.exitCode = 1;
+  }
+});

@@ -1,0 +1,166 @@
+/**
+ * What the benchmark asks of the service. A scenario is a list of requests spread over the users, and a check of
+ * one sample answer, made before measuring, so that a wrong data set or a changed API fails loudly instead of
+ * being measured. Adding a scenario is adding an object to `SCENARIOS`.
+ */
+import type { Answer } from './baseline.js';
+import type { BenchUser, DatasetMeta } from './dataset.js';
+import type { BenchRequest } from './load.js';
+import type { Random } from './random.js';
+import * as words from './words.js';
+
+/** A request of a scenario, and the user it is made for. */
+export interface ScenarioRequest extends BenchRequest {
+  readonly user: BenchUser;
+}
+
+export interface ScenarioContext {
+  readonly meta: DatasetMeta;
+  /** The users the load is spread over. */
+  readonly users: readonly BenchUser[];
+  readonly random: Random;
+}
+
+export interface Scenario {
+  readonly name: string;
+  readonly description: string;
+  /** Also measured at half its peak rate, for its p99 under a load the service keeps up with. */
+  readonly halfPeak?: boolean;
+  /** Settings this scenario needs the service started with (a service of its own is started for it). */
+  readonly settings?: Readonly<Record<string, string>>;
+  /** The requests the load cycles through. */
+  requests(context: ScenarioContext): ScenarioRequest[];
+  /** What is wrong with the service's answer to one of them, if anything. */
+  check(answer: Answer, request: ScenarioRequest, meta: DatasetMeta): string | undefined;
+}
+
+/** Different requests a scenario cycles through, at most: enough to spread the load, few enough to build fast. */
+const VARIANTS = 2000;
+const PAGE = 20;
+const NEW_PLAYLIST_SONGS = 10;
+
+/** Basic credentials in the standard header, as clients generated from the OpenAPI description send them. */
+export function authorization(user: BenchUser, password: string): Record<string, string> {
+  return { authorization: `Basic ${Buffer.from(`${user.name}:${password}`).toString('base64')}` };
+}
+
+const get = (meta: DatasetMeta, user: BenchUser, path: string): ScenarioRequest => ({
+  method: 'GET',
+  path,
+  headers: authorization(user, meta.password),
+  user,
+});
+
+function parse(answer: Answer): unknown {
+  try {
+    return JSON.parse(answer.body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+const field = (value: unknown, name: string): unknown =>
+  typeof value === 'object' && value !== null && name in value ? (value as Record<string, unknown>)[name] : undefined;
+
+const songCount = (playlist: unknown): number | undefined => {
+  const songs = field(playlist, 'songs');
+  return Array.isArray(songs) ? songs.length : undefined;
+};
+
+/** The covers of the callers' ten-song playlists: a few thousand, well within the default cover cache. */
+const covers = ({ meta, users }: ScenarioContext): ScenarioRequest[] =>
+  users
+    .flatMap((user) => user.tenSongPlaylistIds.map((id) => get(meta, user, `/v3/playlist/${id}/image`)))
+    .slice(0, VARIANTS);
+
+function checkCover(answer: Answer): string | undefined {
+  const failed = expect200(answer);
+  if (failed !== undefined) return failed;
+  const png = answer.body.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  return answer.headers['content-type'] === 'image/png' && png ? undefined : 'not a PNG';
+}
+
+function expect200(answer: Answer): string | undefined {
+  return answer.status === 200 ? undefined : `status ${answer.status}: ${answer.body.toString('utf8').slice(0, 300)}`;
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    name: 'get',
+    description: "GET /v3/playlist/{id}: one of the caller's playlists of 10 songs",
+    requests: ({ meta, users }) =>
+      users
+        .flatMap((user) => user.tenSongPlaylistIds.map((id) => get(meta, user, `/v3/playlist/${id}`)))
+        .slice(0, VARIANTS),
+    check: (answer) => {
+      const songs = songCount(parse(answer));
+      return expect200(answer) ?? (songs === 10 ? undefined : `expected 10 songs, got ${songs ?? 'no list'}`);
+    },
+  },
+  {
+    name: 'list',
+    description: `GET /v3/playlist?limit=${PAGE}: the first page of the caller's playlists`,
+    requests: ({ meta, users }) => users.map((user) => get(meta, user, `/v3/playlist?limit=${PAGE}`)),
+    check: (answer, { user }) => {
+      const failed = expect200(answer);
+      if (failed !== undefined) return failed;
+      const body = parse(answer);
+      const total = answer.headers['x-total-count'];
+      if (!Array.isArray(body) || body.length !== Math.min(PAGE, user.playlists)) return 'not a full page';
+      return total === String(user.playlists)
+        ? undefined
+        : `X-Total-Count ${total ?? 'missing'}, not ${user.playlists}`;
+    },
+  },
+  {
+    name: 'search',
+    description: "GET /v3/playlist?search=<word>: a word in the names of 1% of the caller's playlists",
+    halfPeak: true,
+    requests: ({ meta, users }) => users.map((user) => get(meta, user, `/v3/playlist?search=${meta.plantedWord}`)),
+    check: (answer, { user }, meta) => {
+      const failed = expect200(answer);
+      if (failed !== undefined) return failed;
+      const body = parse(answer);
+      const total = answer.headers['x-total-count'];
+      if (total !== String(user.planted)) return `X-Total-Count ${total ?? 'missing'}, not ${user.planted}`;
+      const named = (p: unknown) => String(field(p, 'name')).toLowerCase().includes(meta.plantedWord);
+      return Array.isArray(body) && body.every(named) ? undefined : 'a match without the word in its name';
+    },
+  },
+  {
+    name: 'image',
+    description: 'GET /v3/playlist/{id}/image: the 600x600 PNG cover, drawn once and then served from memory',
+    requests: covers,
+    check: checkCover,
+  },
+  {
+    name: 'image-uncached',
+    description: 'GET /v3/playlist/{id}/image with the cover cache off: every answer is drawn',
+    settings: { MIXTAPE_IMAGE_CACHE_MB: '0' },
+    requests: covers,
+    check: checkCover,
+  },
+  {
+    name: 'create',
+    description: `POST /v3/playlist: a new playlist of ${NEW_PLAYLIST_SONGS} catalog songs`,
+    requests: ({ meta, users, random }) =>
+      Array.from({ length: VARIANTS }, (_, i) => {
+        const user = users[i % users.length]!;
+        const name = `${random.pick(words.ADJECTIVES)} ${random.pick(words.MOMENTS)} ${random.pick(words.PLAYLIST_SUFFIXES)}`;
+        const songIds = Array.from({ length: NEW_PLAYLIST_SONGS }, () => random.between(1, meta.params.songs));
+        return {
+          method: 'POST',
+          path: '/v3/playlist',
+          headers: { ...authorization(user, meta.password), 'content-type': 'application/json' },
+          body: JSON.stringify({ name, songIds }),
+          user,
+        };
+      }),
+    check: (answer) => {
+      const songs = songCount(parse(answer));
+      return (
+        expect200(answer) ?? (songs === NEW_PLAYLIST_SONGS ? undefined : `expected 10 songs, got ${songs ?? 'none'}`)
+      );
+    },
+  },
+];

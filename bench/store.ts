@@ -1,0 +1,37 @@
+import type { BenchUser, CatalogSong, DatasetMeta, PlaylistBatch } from './dataset.js';
+
+/** Where a data set lives: a SQLite file or a PostgreSQL database. */
+export interface DatasetStore {
+  /** What the service's DATABASE_URL must be to serve this data set. */
+  readonly databaseUrl: string;
+  /** For messages: the file, or the database. */
+  readonly location: string;
+  /** The metadata of a complete generation, or undefined (nothing there, or an interrupted generation). */
+  readMeta(): Promise<DatasetMeta | undefined>;
+  /** Throws away whatever is there and starts an empty database with the service's schema. */
+  create(): Promise<DatasetWriter>;
+  /**
+   * Removes what an earlier run added (the create scenario's playlists), so that every run starts from the
+   * generated rows; returns how many playlists it removed.
+   */
+  reset(meta: DatasetMeta): Promise<number>;
+  /** Bytes on disk. */
+  size(): Promise<number>;
+}
+
+/** Bulk writes into an empty database, in this order. */
+export interface DatasetWriter {
+  insertUsers(users: readonly BenchUser[], passwordHash: string, createdAt: number): Promise<void>;
+  insertSongs(songs: readonly CatalogSong[]): Promise<void>;
+  insertPlaylists(batch: PlaylistBatch): Promise<void>;
+  /** Builds what was deferred and restores the normal settings; calls `onPhase` as each step begins. */
+  finish(onPhase: (phase: string) => void): Promise<void>;
+  /** Stores the metadata, last, so that an interrupted generation is never taken for a complete one; closes. */
+  storeMeta(meta: DatasetMeta): Promise<void>;
+}
+
+/** The tables whose secondary indexes are dropped during the bulk load and rebuilt after it, from their own DDL. */
+export const BULK_TABLES = ['playlists', 'playlist_songs', 'playlist_search'] as const;
+
+/** The table, next to the service's, that holds a `DatasetMeta` as JSON. */
+export const META_TABLE = 'bench_dataset';
