@@ -1,3 +1,4 @@
+import http from 'node:http';
 import autocannon from 'autocannon';
 
 /** One HTTP request as a client would send it. */
@@ -11,8 +12,6 @@ export interface BenchRequest {
 export interface LoadOptions {
   readonly connections: number;
   readonly durationSeconds: number;
-  /** Requests per second over all connections; unset means as fast as the connections go. */
-  readonly overallRate?: number;
 }
 
 export interface Measurement {
@@ -52,7 +51,6 @@ export async function measure(
     url,
     connections: options.connections,
     duration: options.durationSeconds,
-    ...(options.overallRate === undefined ? {} : { overallRate: options.overallRate }),
     setupClient(client) {
       const offset = Math.floor((connection++ * requests.length) / options.connections);
       const rotated = [...requests.slice(offset), ...requests.slice(0, offset)];
@@ -72,5 +70,72 @@ export async function measure(
     non2xx: result.non2xx,
     errors: result.errors,
     statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count])),
+  };
+}
+
+/**
+ * Sends requests at a steady `rate` (open loop: a request leaves on schedule whether or not earlier ones have been
+ * answered, over up to `connections` kept-alive sockets) and measures each from its scheduled time, so that a slow
+ * answer shows in the latency instead of slowing the load down. autocannon's `overallRate` sends each second's
+ * requests in one burst at the start of the second, which measures the burst rather than the rate.
+ */
+export async function measurePaced(
+  url: string,
+  requests: readonly BenchRequest[],
+  options: { rate: number; connections: number; durationSeconds: number },
+): Promise<Measurement> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  const total = Math.round(options.rate * options.durationSeconds);
+  const interval = 1000 / options.rate;
+  const times: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  let errors = 0;
+  const start = performance.now();
+
+  const send = (request: BenchRequest, from: number) =>
+    new Promise<void>((resolve) => {
+      const req = http.request(
+        `${url}${request.path}`,
+        { method: request.method, headers: request.headers, agent },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            times.push(performance.now() - from);
+            const code = String(res.statusCode);
+            statusCodes[code] = (statusCodes[code] ?? 0) + 1;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(request.body);
+    });
+
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const scheduled = start + i * interval;
+    const wait = scheduled - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    // Late, the time is counted from when the request should have left; early (by under a millisecond), from now.
+    inFlight.push(send(requests[i % requests.length]!, Math.min(scheduled, performance.now())));
+  }
+  await Promise.all(inFlight);
+  const elapsed = (performance.now() - start) / 1000;
+  agent.destroy();
+  const sorted = Float64Array.from(times).sort();
+  const non2xx = Object.entries(statusCodes)
+    .filter(([code]) => !code.startsWith('2'))
+    .reduce((sum, [, n]) => sum + n, 0);
+  return {
+    rps: times.length / elapsed,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+    responses: times.length,
+    non2xx,
+    errors,
+    statusCodes,
   };
 }

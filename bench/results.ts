@@ -10,7 +10,7 @@ export interface LevelResult {
   readonly ratio: number;
 }
 
-/** The scenario again at half its peak rate (autocannon's overallRate), for p99 under a sustainable load. */
+/** The scenario again at half its peak rate, paced evenly (open loop), for p99 under a sustainable load. */
 export interface HalfPeakResult {
   readonly rate: number;
   readonly connections: number;

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { startBaseline, type Answer, type Baseline } from './baseline.js';
 import type { BenchUser, DatasetMeta } from './dataset.js';
 import { ensureDataset } from './generate.js';
-import { measure, type BenchRequest, type Measurement } from './load.js';
+import { measure, measurePaced, type BenchRequest, type Measurement } from './load.js';
 import { USAGE, UsageError, parseOptions, type BenchOptions } from './options.js';
 import { Random } from './random.js';
 import { formatText, type BenchResults, type ScenarioResult } from './results.js';
@@ -121,9 +121,9 @@ async function runScenario(
   if (scenario.halfPeak !== true) return { name: scenario.name, description: scenario.description, levels };
 
   const rate = Math.max(1, Math.round(Math.max(...levels.map((l) => l.service.rps)) / 2));
-  const load = { connections: top, durationSeconds: options.durationSeconds, overallRate: rate };
-  const s = await measure(service.url, requests, load);
-  const b = await measure(baseline.url, requests, load);
+  const load = { connections: top, durationSeconds: options.durationSeconds, rate };
+  const s = await measurePaced(service.url, requests, load);
+  const b = await measurePaced(baseline.url, requests, load);
   console.log(`  half peak, ${rate}/s over ${top} conn: service ${describe(s)} | baseline ${describe(b)}`);
   return {
     name: scenario.name,
