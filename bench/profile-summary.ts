@@ -1,0 +1,55 @@
+/**
+ * Where a CPU profile's time went: self time by package (or file) and by function, as shares of all samples.
+ *
+ *   npx tsx bench/profile-summary.ts bench/profiles/CPU.*.cpuprofile [functions=30]
+ */
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+}
+interface Profile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+const [file, count = '30'] = process.argv.slice(2);
+if (file === undefined) {
+  console.error('Usage: tsx bench/profile-summary.ts FILE.cpuprofile [functions]');
+  process.exit(2);
+}
+const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+
+const byFunction = new Map<string, number>();
+const byPackage = new Map<string, number>();
+let total = 0;
+profile.samples.forEach((id, i) => {
+  const micros = profile.timeDeltas[i] ?? 0;
+  total += micros;
+  const { functionName, url, lineNumber } = nodes.get(id)!.callFrame;
+  const path = url
+    .replace(/^file:\/\/.*?\/node_modules\//, 'node_modules/')
+    .replace(/^file:\/\/.*?\/(dist|src)\//, '$1/');
+  const parts = path.split('/');
+  const pkg = path.startsWith('node_modules/')
+    ? parts.slice(0, parts[1]?.startsWith('@') === true ? 3 : 2).join('/')
+    : path === ''
+      ? `(${functionName})`
+      : path;
+  const name = `${functionName === '' ? '(anonymous)' : functionName} ${path}${path === '' ? '' : `:${lineNumber + 1}`}`;
+  byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
+  byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + micros);
+});
+
+const top = (map: Map<string, number>, n: number) =>
+  [...map]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([name, micros]) => `${((100 * micros) / total).toFixed(1).padStart(5)}%  ${name}`)
+    .join('\n');
+
+console.log(`${(total / 1000).toFixed(0)} ms sampled\n\nby package or file:\n${top(byPackage, 15)}`);
+console.log(`\nby function (self time):\n${top(byFunction, Number(count))}`);
