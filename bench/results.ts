@@ -88,40 +88,28 @@ const HEADER = [
 ];
 
 function rows(results: BenchResults): string[][] {
+  const row = (name: string, load: string, s: Measurement, b: Measurement, ratio: string) => [
+    name,
+    load,
+    rps(s.rps),
+    ms(s.p50),
+    ms(s.p99),
+    rps(b.rps),
+    ms(b.p50),
+    ms(b.p99),
+    ratio,
+    String(s.non2xx),
+    String(s.errors),
+  ];
   const out: string[][] = [];
   for (const scenario of results.scenarios) {
     for (const level of scenario.levels) {
-      const { service: s, baseline: b } = level;
-      out.push([
-        scenario.name,
-        `${level.connections} conn`,
-        rps(s.rps),
-        ms(s.p50),
-        ms(s.p99),
-        rps(b.rps),
-        ms(b.p50),
-        ms(b.p99),
-        fixed(level.ratio, 3),
-        String(s.non2xx),
-        String(s.errors),
-      ]);
+      out.push(row(scenario.name, `${level.connections} conn`, level.service, level.baseline, fixed(level.ratio, 3)));
     }
     const half = scenario.halfPeak;
     if (half !== undefined) {
-      const { service: s, baseline: b } = half;
-      out.push([
-        `${scenario.name} (half peak)`,
-        `${half.rate}/s, ${half.connections} conn`,
-        rps(s.rps),
-        ms(s.p50),
-        ms(s.p99),
-        rps(b.rps),
-        ms(b.p50),
-        ms(b.p99),
-        '',
-        String(s.non2xx),
-        String(s.errors),
-      ]);
+      const load = `${half.rate}/s, ${half.connections} conn`;
+      out.push(row(`${scenario.name} (half peak)`, load, half.service, half.baseline, ''));
     }
   }
   return out;

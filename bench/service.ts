@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { serviceEnvironment } from '../src/config.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const PROFILE_DIR = 'bench/profiles';
@@ -57,20 +58,6 @@ export interface ServiceOptions {
   readonly profile: boolean;
 }
 
-/**
- * The environment of the service: this process's, minus every setting of the service (so that nothing from the
- * shell leaks in) and NODE_OPTIONS (tsx's loader has no place in the measured process), plus the given settings.
- */
-function serviceEnv(settings: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('MIXTAPE_') || key.startsWith('DATABASE_') || key === 'NODE_OPTIONS') continue;
-    if (['PORT', 'HOST', 'LOG_LEVEL'].includes(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, ...settings };
-}
-
 /** Starts the built service (`node dist/cli.js serve`) as a client would meet it, and waits until it is ready. */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const port = await freePort();
@@ -85,7 +72,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const started = performance.now();
   const child: ChildProcess = spawn(process.execPath, [title, ...profiling, 'dist/cli.js', 'serve'], {
     cwd: ROOT,
-    env: serviceEnv({ DATABASE_URL: options.databaseUrl, PORT: String(port), HOST: '127.0.0.1', ...options.settings }),
+    env: serviceEnvironment(process.env, {
+      DATABASE_URL: options.databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      ...options.settings,
+    }),
     stdio: ['ignore', log, 'pipe'],
   });
   closeSync(log);

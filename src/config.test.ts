@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, serviceEnvironment } from './config.js';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -58,5 +58,14 @@ describe('loadConfig', () => {
       expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);
       expect(() => loadConfig(env), JSON.stringify(env)).toThrow(message);
     }
+  });
+
+  it("gives a child service the parent's environment without the parent's service settings", () => {
+    const parent = { PATH: '/bin', MIXTAPE_PAGE_MAX: '5', DATABASE_URL: 'x', PORT: '1', NODE_OPTIONS: '--inspect' };
+    expect(serviceEnvironment(parent, { PORT: '2', LOG_LEVEL: 'warn' })).toEqual({
+      PATH: '/bin',
+      PORT: '2',
+      LOG_LEVEL: 'warn',
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { serviceEnvironment } from '../../src/config.js';
 
 /** How a child process ended. */
 export interface ExitInfo {
@@ -50,20 +51,6 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Every child started here, so that `killAllServers` can clean up whatever a failed test left behind. */
 const children = new Set<ChildProcess>();
 
-/**
- * The environment of a child: this process's, minus every setting of the service (so that nothing from the
- * developer's shell leaks in), plus the given settings.
- */
-function childEnv(settings: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('MIXTAPE_') || key.startsWith('DATABASE_') || key === 'NODE_OPTIONS') continue;
-    if (['PORT', 'HOST', 'LOG_LEVEL'].includes(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, ...settings };
-}
-
 interface Spawned {
   readonly child: ChildProcess;
   readonly exited: Promise<ExitInfo>;
@@ -78,7 +65,7 @@ interface Spawned {
 function spawnServe(settings: Readonly<Record<string, string>>): Spawned {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     cwd: ROOT,
-    env: childEnv(settings),
+    env: serviceEnvironment(process.env, settings),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
