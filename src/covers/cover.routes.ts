@@ -13,7 +13,7 @@ export interface CoverRouteDeps {
   readonly authenticate: onRequestAsyncHookHandler;
 }
 
-export const COVER_SIZE = { min: 64, max: 1200, default: 600 } as const;
+const COVER_SIZE = { min: 64, max: 1200, default: 600 } as const;
 
 /** Browsers and HTTP caches may keep a cover for an hour; after that they revalidate it with its ETag. */
 const CACHE_CONTROL = 'private, max-age=3600';
@@ -22,7 +22,7 @@ const FORMATS = Object.keys(MEDIA_TYPES) as CoverFormat[];
 const BY_MEDIA_TYPE = new Map(FORMATS.map((format) => [MEDIA_TYPES[format], format]));
 
 /** The format `Accept` prefers; PNG when it names none of them, so that clients sending `*` or JSON get a picture. */
-export function negotiateFormat(accept: string | undefined): CoverFormat {
+function negotiateFormat(accept: string | undefined): CoverFormat {
   const preferred = new Negotiator({ headers: { accept } }).mediaType(FORMATS.map((f) => MEDIA_TYPES[f]));
   return (preferred === undefined ? undefined : BY_MEDIA_TYPE.get(preferred)) ?? 'png';
 }

@@ -16,7 +16,7 @@ export interface CoverInput {
 }
 
 /** One panel of the mosaic, in pixels. */
-export interface Panel {
+interface Panel {
   readonly x: number;
   readonly y: number;
   readonly width: number;
@@ -65,7 +65,7 @@ export function colourOf(name: string): string {
 }
 
 /** One panel for no or one artist, halves for two, a half and two quarters for three, quarters for four. */
-export function panels(input: CoverInput, size: number): Panel[] {
+function panels(input: CoverInput, size: number): Panel[] {
   const half = size / 2;
   const labels = input.artists.length === 0 ? [input.name] : input.artists.slice(0, 4);
   const boxes: [number, number, number, number][] = [
