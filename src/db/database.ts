@@ -1,7 +1,18 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type CompiledQuery, type LogEvent, type SqliteDatabase } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type LogEvent,
+  type SqliteDatabase,
+  type SqliteDialectConfig,
+} from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { createRequire } from 'node:module';
 import type PgModule from 'pg';
@@ -50,7 +61,7 @@ export function openDatabase(config: DatabaseConfig, options: DatabaseOptions = 
         };
   if (config.dialect === 'sqlite') {
     const kysely = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: withStatementCache(openSqlite(config.file)) }),
+      dialect: new ImmediateSqliteDialect({ database: withStatementCache(openSqlite(config.file)) }),
       log,
     });
     const batcher = new WriteBatcher(kysely);
@@ -74,6 +85,30 @@ function openPool(config: Extract<DatabaseConfig, { dialect: 'postgres' }>, onId
   // Without a listener, an idle connection's error would end the process.
   pool.on('error', onIdleError);
   return pool;
+}
+
+/**
+ * Transactions here only ever write, so they take the write lock when they begin (`BEGIN IMMEDIATE`). A deferred
+ * `BEGIN` takes it at the first write instead, and if another process committed in between, SQLite fails the
+ * transaction at once rather than waiting its `busy_timeout`.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
 }
 
 /**
