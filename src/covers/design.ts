@@ -1,3 +1,4 @@
+import type { PlaylistSummary } from '../playlists/playlist.service.js';
 import { FontSet } from './fonts.js';
 import { TextShaper, baseDirection, cleanText, type ShapedLine } from './text.js';
 
@@ -7,13 +8,8 @@ import { TextShaper, baseDirection, cleanText, type ShapedLine } from './text.js
  * playlist's name and song count.
  */
 
-/** Everything a cover depends on; the ETag is computed from exactly this. */
-export interface CoverInput {
-  readonly name: string;
-  readonly songCount: number;
-  /** The first (up to) four distinct artists, in playlist order. */
-  readonly artists: readonly string[];
-}
+/** Everything a cover depends on (name, song count, first four distinct artists); the ETag is computed from it. */
+export type CoverInput = PlaylistSummary;
 
 /** One panel of the mosaic, in pixels. */
 interface Panel {
