@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { DatasetMeta } from './dataset.js';
@@ -49,7 +50,7 @@ export function postgresStore(adminUrl: string, database: string): DatasetStore 
         await admin.query(`CREATE DATABASE ${database}`);
       });
       // The schema comes from the service's own migrations, through its own connection code.
-      const db = openDatabase({ dialect: 'postgres', url: databaseUrl, poolSize: 1 });
+      const db = openDatabase(loadConfig({ DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: '1' }).database);
       try {
         await migrateToLatest(db);
       } finally {

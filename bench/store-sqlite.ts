@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
+import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { DatasetMeta } from './dataset.js';
@@ -45,7 +46,7 @@ export function sqliteStore(file: string): DatasetStore {
       for (const path of FILES(file)) rmSync(path, { force: true });
       mkdirSync(dirname(file), { recursive: true });
       // The schema comes from the service's own migrations, through its own connection code.
-      const db = openDatabase({ dialect: 'sqlite', file, url: databaseUrl });
+      const db = openDatabase(loadConfig({ DATABASE_URL: databaseUrl }).database);
       try {
         await migrateToLatest(db);
       } finally {

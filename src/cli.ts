@@ -5,6 +5,7 @@ import { openDatabase, type Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { UserError, userService } from './users/user.service.js';
 import { CatalogFileError, importCatalogPath } from './catalog/catalog-files.js';
+import { StartError } from './startup.js';
 
 const USAGE = `Usage: mixtape <command>
 
@@ -125,7 +126,12 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError) console.error(`mixtape: bad setting: ${error.message}`);
-  else if (error instanceof UserError || error instanceof UsageError || error instanceof CatalogFileError) {
+  else if (
+    error instanceof UserError ||
+    error instanceof UsageError ||
+    error instanceof CatalogFileError ||
+    error instanceof StartError
+  ) {
     console.error(`mixtape: ${error.message}`);
   } else console.error('mixtape:', error);
   process.exitCode = error instanceof UsageError ? 2 : 1;

@@ -3,9 +3,22 @@
  * Nothing else in the code base reads `process.env`.
  */
 
+/** How long the service waits for its database, whichever it is. */
+export interface DatabaseTimeouts {
+  /**
+   * The longest a statement may take (PostgreSQL cancels it, and the client gives up on a server that does not
+   * answer), and the longest a SQLite write waits for another process's write lock.
+   */
+  readonly queryTimeoutMs: number;
+  /** The longest a request waits to connect or for a free pooled PostgreSQL connection. */
+  readonly connectTimeoutMs: number;
+  /** How long `serve` keeps trying to reach the database at start before it gives up. */
+  readonly startTimeoutMs: number;
+}
+
 export type DatabaseConfig =
-  | { readonly dialect: 'sqlite'; readonly file: string; readonly url: string }
-  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
+  | ({ readonly dialect: 'sqlite'; readonly file: string; readonly url: string } & DatabaseTimeouts)
+  | ({ readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number } & DatabaseTimeouts);
 
 export interface Limits {
   readonly nameMaxLength: number;
@@ -85,10 +98,15 @@ export function loadConfig(env: Env = process.env): Config {
     port: read.int('PORT', 8080, 0, 65535),
     host: read.string('HOST', '127.0.0.1'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
-    database: parseDatabaseUrl(
-      read.string('DATABASE_URL', DEFAULT_DATABASE_URL),
-      read.int('DATABASE_POOL_SIZE', 10, 1, 1000),
-    ),
+    database: {
+      ...parseDatabaseUrl(
+        read.string('DATABASE_URL', DEFAULT_DATABASE_URL),
+        read.int('DATABASE_POOL_SIZE', 10, 1, 1000),
+      ),
+      queryTimeoutMs: read.int('DATABASE_QUERY_TIMEOUT_MS', 5000, 100, 600_000),
+      connectTimeoutMs: read.int('DATABASE_CONNECT_TIMEOUT_MS', 3000, 100, 600_000),
+      startTimeoutMs: read.int('DATABASE_START_TIMEOUT_SECONDS', 60, 0, 86_400) * 1000,
+    },
     bootstrapUser: parseBootstrapUser(env.MIXTAPE_BOOTSTRAP_USER),
     seedCatalog: read.bool('MIXTAPE_SEED_CATALOG', true),
     limits: {
@@ -124,7 +142,11 @@ export function loadConfig(env: Env = process.env): Config {
   return deepFreeze(config);
 }
 
-function parseDatabaseUrl(url: string, poolSize = 10): DatabaseConfig {
+type DatabaseLocation =
+  | { readonly dialect: 'sqlite'; readonly file: string; readonly url: string }
+  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
+
+function parseDatabaseUrl(url: string, poolSize = 10): DatabaseLocation {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     try {
       new URL(url);

@@ -1,21 +1,49 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp, loggerOptions } from './app.js';
 import type { Config } from './config.js';
-import { openDatabase } from './db/database.js';
-import { prepareDatabase } from './startup.js';
+import { openDatabase, type Db } from './db/database.js';
+import { isDatabaseUnavailable } from './db/faults.js';
+import { prepareDatabase, StartError } from './startup.js';
+
+/**
+ * Migrates and seeds, retrying with a growing pause while the database cannot be reached (it may be starting
+ * too), one log line per attempt, for at most `startTimeoutMs`.
+ */
+async function prepareWithRetry(db: Db, config: Config, log: FastifyBaseLogger): Promise<void> {
+  const deadline = Date.now() + config.database.startTimeoutMs;
+  for (let attempt = 1, pause = 500; ; attempt++, pause = Math.min(pause * 2, 10_000)) {
+    try {
+      await prepareDatabase(db, config, log);
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new StartError(
+          `the database did not answer within ${config.database.startTimeoutMs / 1000} s (${attempt} attempts; last: ${reason})`,
+        );
+      }
+      const wait = Math.min(pause, left);
+      log.warn({ attempt, reason, retryInMs: wait }, `the database is not reachable (${reason}); trying again`);
+      await sleep(wait);
+    }
+  }
+}
 
 /** Opens the database, prepares it, listens, and drains on SIGTERM or SIGINT before exiting 0. */
 export async function serve(config: Config): Promise<FastifyInstance> {
   const log: { current?: FastifyBaseLogger } = {};
   const db = openDatabase(config.database, {
-    onIdleError: (error) => {
-      log.current?.warn({ err: error }, 'an idle database connection failed; it will be replaced');
+    onConnectionError: (error) => {
+      log.current?.warn({ err: error }, 'a database connection failed; it will be replaced');
     },
   });
   const app = await buildApp({ config, db, logger: loggerOptions(config, process.stdout.isTTY) });
   log.current = app.log;
   try {
-    await prepareDatabase(db, config, app.log);
+    await prepareWithRetry(db, config, app.log);
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app.close();

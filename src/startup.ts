@@ -5,6 +5,11 @@ import type { Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { userService } from './users/user.service.js';
 
+/** The service could not start; the message is one line for the operator. */
+export class StartError extends Error {
+  override name = 'StartError';
+}
+
 /** What `serve` does before it listens: migrate, seed the demo catalog, create the bootstrap user. */
 export async function prepareDatabase(db: Db, config: Config, log: Pick<FastifyBaseLogger, 'info'>): Promise<void> {
   const applied = await migrateToLatest(db);

@@ -2,9 +2,10 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } fr
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
 import * as initial from './migrations/2026-11-20-initial.js';
+import * as serviceProbe from './migrations/2026-11-23-service-probe.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
-const MIGRATIONS = { '2026-11-20-initial': initial } as const;
+const MIGRATIONS = { '2026-11-20-initial': initial, '2026-11-23-service-probe': serviceProbe } as const;
 
 class StaticMigrationProvider implements MigrationProvider {
   constructor(private readonly db: Db) {}

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/faults.js';
 import { ApiError, errorBody, newEntry } from './errors.js';
 
 declare module 'fastify' {
@@ -29,30 +30,6 @@ const STATUS_MESSAGES: Record<number, string> = {
   431: 'The request headers are too large.',
 };
 
-// Error codes that mean the database cannot answer now: the client may try again.
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'SQLITE_BUSY',
-  'SQLITE_LOCKED',
-  '57P01', // admin shutdown
-  '57P02',
-  '57P03', // cannot connect now
-  '53300', // too many connections
-  '08000',
-  '08003',
-  '08006',
-]);
-
-function isUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
-  return /timeout exceeded when trying to connect|Connection terminated/i.test(error.message);
-}
-
 /** Maps any error to the status, message and headers the client gets. */
 export function toApiError(error: unknown, bodyLimit: number): ApiError {
   if (error instanceof ApiError) return error;
@@ -62,7 +39,7 @@ export function toApiError(error: unknown, bodyLimit: number): ApiError {
   if (framework !== undefined && fe.statusCode !== undefined) {
     return new ApiError(fe.statusCode, framework(fe as FastifyError, bodyLimit));
   }
-  if (isUnavailable(error)) {
+  if (isDatabaseUnavailable(error)) {
     return ApiError.unavailable('The database is not reachable at the moment; try again shortly.');
   }
   const status = fe.statusCode;
@@ -104,9 +81,13 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error, bodyLimit);
     const result = sendError(request, reply, apiError);
-    // The request's own log line carries the entry; a fault also gets its stack, under the same entry.
-    if (apiError.statusCode >= 500 && apiError.statusCode !== 503) {
-      request.log.error({ entry: request.failure?.entry, err: error }, 'unexpected fault');
+    // The request's own log line carries the entry; a fault also gets its original error, under the same entry.
+    if (apiError.statusCode >= 500 && !(error instanceof ApiError)) {
+      const unavailable = apiError.statusCode === 503;
+      request.log[unavailable ? 'warn' : 'error'](
+        { entry: request.failure?.entry, err: error },
+        unavailable ? 'database unavailable' : 'unexpected fault',
+      );
     }
     return result;
   });

@@ -76,19 +76,22 @@ export async function coverFacts(db: Q, playlistId: number): Promise<{ songCount
 }
 
 /**
- * A playlist with its songs in one query: one row per song (or a single row with null song fields for an empty
- * playlist), none when there is no such playlist.
+ * The owner's playlist with its songs in one query: one row per song (or a single row with null song fields for an
+ * empty playlist), none when the owner has no such playlist. Ownership is part of the query, so that another
+ * user's playlist costs what a missing one does and its size cannot be told from the time of the answer.
  */
 export async function findPlaylistWithSongs(
   db: Q,
   id: number,
-): Promise<{ ownerId: number; playlist: PlaylistWithSongs } | undefined> {
+  ownerId: number,
+): Promise<PlaylistWithSongs | undefined> {
   const rows = await db
     .selectFrom('playlists as p')
     .leftJoin('playlist_songs as ps', 'ps.playlist_id', 'p.id')
     .leftJoin('songs as s', 's.id', 'ps.song_id')
-    .select(['p.owner_id', 'p.name', 's.id as song_id', 's.title', 's.artist'])
+    .select(['p.name', 's.id as song_id', 's.title', 's.artist'])
     .where('p.id', '=', id)
+    .where('p.owner_id', '=', ownerId)
     .orderBy('ps.position')
     .execute();
   const [first] = rows;
@@ -97,7 +100,7 @@ export async function findPlaylistWithSongs(
   for (const row of rows) {
     if (row.song_id !== null) songs.push({ id: row.song_id, title: row.title!, artist: row.artist! });
   }
-  return { ownerId: first.owner_id, playlist: { id, name: first.name, songs } };
+  return { id, name: first.name, songs };
 }
 
 export function findPlaylist(db: Q, id: number): Promise<{ id: number; owner_id: number; name: string } | undefined> {

@@ -80,9 +80,9 @@ export function playlistService(db: Db, limits: Limits) {
     },
 
     async get(userId: number, id: number): Promise<PlaylistWithSongs> {
-      const found = await playlists.findPlaylistWithSongs(q, id);
-      if (found === undefined || found.ownerId !== userId) throw await missing(id, userId);
-      return found.playlist;
+      const found = await playlists.findPlaylistWithSongs(q, id, userId);
+      if (found === undefined) throw await missing(id, userId);
+      return found;
     },
 
     /** The owner's playlist in brief, with the same 404 and 410 answers as `get`. */
