@@ -23,7 +23,7 @@ function loadPg(): typeof PgModule {
  * ROLLBACK then reports the fault that ended it rather than a fault of its own.
  */
 class GuardedClient implements PostgresPoolClient {
-  #broken: unknown;
+  #broken: Error | undefined;
 
   constructor(private readonly client: PgModule.PoolClient) {}
 
@@ -39,13 +39,13 @@ class GuardedClient implements PostgresPoolClient {
     return (
       this.client.query(sql, (parameters ?? []) as unknown[]) as unknown as Promise<PostgresQueryResult<R>>
     ).catch((error: unknown) => {
-      if (isConnectionBroken(error)) this.#broken = error;
+      if (isConnectionBroken(error)) this.#broken = error instanceof Error ? error : new Error(String(error));
       throw error;
     });
   }
 
   release(): void {
-    this.client.release(this.#broken === undefined ? undefined : (this.#broken as Error));
+    this.client.release(this.#broken);
   }
 }
 
