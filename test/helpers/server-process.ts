@@ -44,6 +44,8 @@ export interface ServeOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** How long to wait for the service to be ready before giving up (default 30 s). */
   readonly readyTimeoutMs?: number;
+  /** Called with every log line as it arrives, from the start on (before the service is ready). */
+  readonly onLog?: (line: LogLine) => void;
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -153,6 +155,7 @@ export async function startServer(options: ServeOptions): Promise<ServerProcess>
     ...(options.bootstrapUser === undefined ? {} : { MIXTAPE_BOOTSTRAP_USER: options.bootstrapUser }),
     ...options.env,
   });
+  if (options.onLog !== undefined) spawned.onLine.add(options.onLog);
   let url: string;
   try {
     const listening = await waitForLine(

@@ -1,0 +1,64 @@
+/** Small HTTP clients for the fault and abuse tests: every call bounded in time. */
+
+export const basicAuth = (name: string, password: string): string =>
+  `Basic ${Buffer.from(`${name}:${password}`, 'utf8').toString('base64')}`;
+
+export interface Answer {
+  readonly status: number;
+  readonly ms: number;
+  readonly headers: Headers;
+  readonly body: string;
+}
+
+/** One request; a network error or a timeout gives status 0 with the error's name in `body`. */
+export async function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: unknown; timeoutMs?: number } = {},
+): Promise<Answer> {
+  const started = performance.now();
+  try {
+    const response = await fetch(url, {
+      method: init.method ?? 'GET',
+      headers: {
+        ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...init.headers,
+      },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: AbortSignal.timeout(init.timeoutMs ?? 20_000),
+    });
+    const body = await response.text();
+    return { status: response.status, ms: performance.now() - started, headers: response.headers, body };
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    return { status: 0, ms: performance.now() - started, headers: new Headers(), body: cause ?? String(error) };
+  }
+}
+
+export const sleep = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms);
+  });
+
+/** Polls `check` every 200 ms until it returns true or `timeoutMs` passes; returns whether it did. */
+export async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(200);
+  }
+  return false;
+}
+
+/** True when the body is the service's one error body. */
+export function isErrorBody(body: string): boolean {
+  try {
+    const parsed = JSON.parse(body) as { errormsg?: unknown; logdata?: { entry?: unknown; date?: unknown } };
+    return (
+      typeof parsed.errormsg === 'string' &&
+      Number.isSafeInteger(parsed.logdata?.entry) &&
+      Number.isSafeInteger(parsed.logdata?.date)
+    );
+  } catch {
+    return false;
+  }
+}
