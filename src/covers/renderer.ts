@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { Counter, type Registry } from 'prom-client';
 import type { ImageConfig } from '../config.js';
+import { Bounded } from '../concurrency/bounded.js';
 import { ApiError } from '../http/errors.js';
 import type { CoverInput } from './design.js';
 
@@ -43,14 +44,16 @@ export class CoverRenderer {
   #drawing: Promise<Drawing> | undefined;
   readonly #cache: LRUCache<string, Buffer> | null;
   readonly #inFlight = new Map<string, Promise<Buffer>>();
-  readonly #waiting: (() => void)[] = [];
-  readonly #config: ImageConfig;
+  readonly #slots: Bounded;
   readonly #renders: Counter<'format'>;
   readonly #cacheHits: Counter;
-  #active = 0;
 
   constructor(config: ImageConfig, registry: Registry) {
-    this.#config = config;
+    this.#slots = new Bounded({
+      limit: config.renders,
+      queue: config.queue,
+      refuse: () => ApiError.unavailable('Too many covers are being drawn; try again in a moment.', 1),
+    });
     this.#cache =
       config.cacheBytes > 0
         ? new LRUCache({ maxSize: config.cacheBytes, sizeCalculation: (image) => Math.max(1, image.length) })
@@ -95,14 +98,11 @@ export class CoverRenderer {
     return image;
   }
 
-  async #drawWhenFree(input: CoverInput, size: number, format: CoverFormat): Promise<Buffer> {
-    await this.#acquire();
-    try {
+  #drawWhenFree(input: CoverInput, size: number, format: CoverFormat): Promise<Buffer> {
+    return this.#slots.run(() => {
       this.#renders.inc({ format });
-      return await this.#draw(input, size, format);
-    } finally {
-      this.#release();
-    }
+      return this.#draw(input, size, format);
+    });
   }
 
   #load(): Promise<Drawing> {
@@ -118,23 +118,5 @@ export class CoverRenderer {
     return format === 'png'
       ? image.png({ compressionLevel: 6, adaptiveFiltering: false }).toBuffer()
       : image.jpeg({ quality: 85, progressive: false, chromaSubsampling: '4:2:0' }).toBuffer();
-  }
-
-  async #acquire(): Promise<void> {
-    if (this.#active < this.#config.renders) {
-      this.#active++;
-      return;
-    }
-    if (this.#waiting.length >= this.#config.queue) {
-      throw ApiError.unavailable('Too many covers are being drawn; try again in a moment.', 1);
-    }
-    // The slot is handed over by `release`, so `active` does not change here.
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
-  }
-
-  #release(): void {
-    const next = this.#waiting.shift();
-    if (next === undefined) this.#active--;
-    else next();
   }
 }

@@ -1,3 +1,5 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Bounded } from '../concurrency/bounded.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
@@ -21,12 +23,24 @@ export interface Page<T> {
   readonly total: number;
 }
 
+/** Songs read in one statement: about 5 ms of SQLite's time, which runs on the event loop. */
+const SONGS_PER_READ = 1000;
+/** Playlists longer than this are created a few at a time. */
+const LONG_PLAYLIST = 100;
+
 const ALREADY_DELETED = 'This playlist is already deleted.';
 const NOT_FOUND = 'No such playlist.';
 
 /** The playlist rules: creation against the catalog and the quota, ownership, 404 and 410. */
 export function playlistService(db: Db, limits: Limits) {
   const q = db.kysely;
+  // Long pages and long playlists being created, a few at a time: each takes the event loop for a while.
+  const large = new Bounded({
+    limit: 2,
+    queue: 256,
+    waitMs: 10_000,
+    refuse: () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1),
+  });
 
   /** 410 for the owner of a deleted playlist, 404 for everyone and everything else. */
   async function missing(id: number, userId: number): Promise<ApiError> {
@@ -34,12 +48,28 @@ export function playlistService(db: Db, limits: Limits) {
     return deleted?.owner_id === userId ? ApiError.gone(ALREADY_DELETED) : ApiError.notFound(NOT_FOUND);
   }
 
+  /**
+   * A page's songs. Most pages fit in one read; a page of long playlists (up to 100 000 songs) is read a piece at a
+   * time, one long page at a time, with the event loop free between pieces, so that other users' small requests
+   * are not held up behind it.
+   */
+  async function songsOfPage(ids: readonly number[]): Promise<playlists.PlaylistSongRow[]> {
+    const rows = await playlists.songsOfPlaylists(q, db.dialect, ids, SONGS_PER_READ);
+    if (rows.length < SONGS_PER_READ) return rows;
+    return large.run(async () => {
+      for (let last = rows.at(-1); last !== undefined;) {
+        await nextTurn();
+        const after = { playlistId: last.playlist_id, position: last.position };
+        const more = await playlists.songsOfPlaylists(q, db.dialect, ids, SONGS_PER_READ, after);
+        for (const row of more) rows.push(row);
+        last = more.length < SONGS_PER_READ ? undefined : more.at(-1);
+      }
+      return rows;
+    });
+  }
+
   async function withSongs(heads: playlists.PlaylistHead[]): Promise<PlaylistWithSongs[]> {
-    const rows = await playlists.songsOfPlaylists(
-      q,
-      db.dialect,
-      heads.map((h) => h.id),
-    );
+    const rows = await songsOfPage(heads.map((h) => h.id));
     const byPlaylist = new Map<number, PlaylistWithSongs>();
     const result = heads.map((h) => {
       const playlist: PlaylistWithSongs = { id: h.id, name: h.name, songs: [] };
@@ -51,32 +81,37 @@ export function playlistService(db: Db, limits: Limits) {
     return result;
   }
 
-  return {
-    async create(userId: number, input: NewPlaylist): Promise<PlaylistWithSongs> {
-      const found = await findSongsByIds(q, input.songIds);
-      const byId = new Map(found.map((s) => [s.id, s]));
-      const unknown = [...new Set(input.songIds.filter((id) => !byId.has(id)))];
-      if (unknown.length > 0) {
-        const shown = unknown.slice(0, 20).join(', ');
-        const more = unknown.length > 20 ? ` and ${unknown.length - 20} more` : '';
-        throw ApiError.unprocessable(
-          `${unknown.length === 1 ? 'This song id is' : 'These song ids are'} not in the catalog: ${shown}${more}.`,
+  async function create(userId: number, input: NewPlaylist): Promise<PlaylistWithSongs> {
+    const found = await findSongsByIds(q, input.songIds);
+    const byId = new Map(found.map((s) => [s.id, s]));
+    const unknown = [...new Set(input.songIds.filter((id) => !byId.has(id)))];
+    if (unknown.length > 0) {
+      const shown = unknown.slice(0, 20).join(', ');
+      const more = unknown.length > 20 ? ` and ${unknown.length - 20} more` : '';
+      throw ApiError.unprocessable(
+        `${unknown.length === 1 ? 'This song id is' : 'These song ids are'} not in the catalog: ${shown}${more}.`,
+      );
+    }
+    const songs = input.songIds.map((id) => byId.get(id)!);
+    const doc = playlistDocument(input.name, songs);
+    const id = await db.write(async (trx) => {
+      if (!(await reservePlaylistSlot(trx, userId, limits.playlistsPerUser))) {
+        throw ApiError.conflict(
+          `You have reached the limit of ${limits.playlistsPerUser} playlists; delete one to make room.`,
         );
       }
-      const songs = input.songIds.map((id) => byId.get(id)!);
-      const doc = playlistDocument(input.name, songs);
-      const id = await db.write(async (trx) => {
-        if (!(await reservePlaylistSlot(trx, userId, limits.playlistsPerUser))) {
-          throw ApiError.conflict(
-            `You have reached the limit of ${limits.playlistsPerUser} playlists; delete one to make room.`,
-          );
-        }
-        const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now());
-        await playlists.insertEntries(trx, playlistId, input.songIds);
-        await playlists.insertSearchDocument(trx, db.dialect, playlistId, doc);
-        return playlistId;
-      });
-      return { id, name: input.name, songs: songs.map((s) => ({ id: s.id, title: s.title, artist: s.artist })) };
+      const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now());
+      await playlists.insertEntries(trx, playlistId, input.songIds);
+      await playlists.insertSearchDocument(trx, db.dialect, playlistId, doc);
+      return playlistId;
+    });
+    return { id, name: input.name, songs: songs.map((s) => ({ id: s.id, title: s.title, artist: s.artist })) };
+  }
+
+  return {
+    create(userId: number, input: NewPlaylist): Promise<PlaylistWithSongs> {
+      // A long playlist takes tens of milliseconds of the event loop to check, index and write: a few at a time.
+      return input.songIds.length > LONG_PLAYLIST ? large.run(() => create(userId, input)) : create(userId, input);
     },
 
     async get(userId: number, id: number): Promise<PlaylistWithSongs> {

@@ -1,0 +1,237 @@
+/**
+ * Noisy neighbours: how fast one user's small requests stay while other users send the heaviest requests the API
+ * allows. A user reads a playlist of ten songs at a steady pace (open loop) while, in turn, nobody else works
+ * (the baseline, measured in the same run), 8 connections list pages of 100 playlists of 1000 songs (about 7 MB
+ * each), and 64 connections create playlists of 1000 songs. Run it with `npm run bench -- --only neighbours`, or
+ * alone with `npx tsx bench/neighbours.ts [--duration S]`.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import { serviceEnvironment } from '../src/config.js';
+import { ROOT, startService } from './service.js';
+
+const PASSWORD = 'neighbours';
+const HEAVY_PLAYLISTS = 100;
+const HEAVY_SONGS = 1000;
+/** The steady pace of the small requests, per second. */
+const PACE = 50;
+
+export interface VictimLatency {
+  readonly requests: number;
+  readonly failures: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+export interface NeighbourPhase {
+  readonly name: string;
+  readonly description: string;
+  readonly victim: VictimLatency;
+  /** Heavy answers per second and their statuses, for the phases that have heavy work. */
+  readonly heavyRps: number;
+  readonly heavyStatuses: Readonly<Record<string, number>>;
+}
+
+export interface NeighbourResults {
+  readonly durationSeconds: number;
+  readonly pacePerSecond: number;
+  readonly phases: readonly NeighbourPhase[];
+}
+
+const auth = (name: string) => ({ authorization: `Basic ${Buffer.from(`${name}:${PASSWORD}`).toString('base64')}` });
+
+async function post(url: string, user: string, name: string, songIds: number[]): Promise<Response> {
+  return fetch(`${url}/v3/playlist`, {
+    method: 'POST',
+    headers: { ...auth(user), 'content-type': 'application/json' },
+    body: JSON.stringify({ name, songIds }),
+  });
+}
+
+const manySongs = (offset: number) => Array.from({ length: HEAVY_SONGS }, (_v, i) => 1 + ((i + offset) % 240));
+
+function percentile(sorted: readonly number[], share: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
+}
+
+/**
+ * Small reads at a steady pace for `seconds`, each timed from when it was due (so queueing counts). They run on a
+ * thread of their own, so that the heavy clients' work on this process's event loop does not count as the
+ * service's delay.
+ */
+const VICTIM = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { url, ids, seconds, pace, authorization } = workerData;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+(async () => {
+  const times = [];
+  let failures = 0;
+  const pending = [];
+  const start = performance.now();
+  for (let i = 0; i < seconds * pace; i++) {
+    const due = start + (i * 1000) / pace;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    pending.push(
+      fetch(url + '/v3/playlist/' + ids[i % ids.length], { headers: { authorization } })
+        .then(async (response) => {
+          await response.arrayBuffer();
+          if (response.status !== 200) failures++;
+          times.push(performance.now() - due);
+        })
+        .catch(() => { failures++; }),
+    );
+  }
+  await Promise.all(pending);
+  parentPort.postMessage({ times, failures });
+})();
+`;
+
+async function victimLoad(url: string, ids: readonly number[], seconds: number): Promise<VictimLatency> {
+  const worker = new Worker(VICTIM, {
+    eval: true,
+    workerData: { url, ids, seconds, pace: PACE, authorization: auth('victim').authorization },
+  });
+  const { times, failures } = await new Promise<{ times: number[]; failures: number }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  await worker.terminate();
+  times.sort((a, b) => a - b);
+  const round = (ms: number) => Math.round(ms * 10) / 10;
+  return {
+    requests: times.length,
+    failures,
+    p50: round(percentile(times, 0.5)),
+    p99: round(percentile(times, 0.99)),
+    max: round(times.at(-1) ?? 0),
+  };
+}
+
+/** `connections` loops sending `request` until `stop()`; answers per second and statuses. */
+async function heavyLoad(connections: number, seconds: number, request: (n: number) => Promise<Response>) {
+  const statuses: Record<string, number> = {};
+  let answers = 0;
+  const until = performance.now() + seconds * 1000;
+  const loop = async (c: number) => {
+    for (let n = 0; performance.now() < until; n++) {
+      try {
+        const response = await request(c * 1_000_000 + n);
+        await response.arrayBuffer();
+        statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+        answers++;
+      } catch (error) {
+        const code = (error as { cause?: { code?: string } }).cause?.code ?? 'error';
+        statuses[code] = (statuses[code] ?? 0) + 1;
+      }
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: connections }, (_v, c) => loop(c)));
+  return { heavyRps: Math.round(answers / ((performance.now() - started) / 1000)), heavyStatuses: statuses };
+}
+
+function addUser(databaseUrl: string, name: string): void {
+  const result = spawnSync(process.execPath, ['dist/cli.js', 'user', 'add', name, '--password-stdin'], {
+    cwd: ROOT,
+    input: `${PASSWORD}\n`,
+    env: serviceEnvironment(process.env, { DATABASE_URL: databaseUrl }),
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`mixtape user add ${name} failed: ${result.stderr}`);
+}
+
+/** Runs the three phases on a service of its own, on a new SQLite database; the service must be built (dist/). */
+export async function measureNeighbours(durationSeconds: number, logDir: string): Promise<NeighbourResults> {
+  const dir = mkdtempSync(join(tmpdir(), 'mixtape-neighbours-'));
+  const databaseUrl = `sqlite:${join(dir, 'mixtape.db')}`;
+  try {
+    for (const name of ['victim', 'lister', 'creator']) addUser(databaseUrl, name);
+    mkdirSync(logDir, { recursive: true });
+    const service = await startService({
+      databaseUrl,
+      logFile: join(logDir, 'service-neighbours.log'),
+      settings: { LOG_LEVEL: 'info', MIXTAPE_PLAYLISTS_PER_USER: '1000000' },
+      profile: false,
+    });
+    try {
+      const { url } = service;
+      for (let i = 0; i < HEAVY_PLAYLISTS; i++) {
+        const response = await post(url, 'lister', `long ${i}`, manySongs(i));
+        if (response.status !== 200) throw new Error(`creating a long playlist: ${response.status}`);
+        await response.arrayBuffer();
+      }
+      const ids: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const response = await post(url, 'victim', `short ${i}`, manySongs(i).slice(0, 10));
+        ids.push(((await response.json()) as { id: number }).id);
+      }
+
+      const phases: NeighbourPhase[] = [];
+      const quiet = await victimLoad(url, ids, durationSeconds);
+      phases.push({ name: 'quiet', description: 'nobody else', victim: quiet, heavyRps: 0, heavyStatuses: {} });
+
+      const [listing, lists] = await Promise.all([
+        victimLoad(url, ids, durationSeconds),
+        heavyLoad(8, durationSeconds, () => fetch(`${url}/v3/playlist?limit=100`, { headers: auth('lister') })),
+      ]);
+      phases.push({
+        name: 'heavy-lists',
+        description: '8 connections listing 100 playlists of 1000 songs',
+        victim: listing,
+        ...lists,
+      });
+
+      const [creating, creates] = await Promise.all([
+        victimLoad(url, ids, durationSeconds),
+        heavyLoad(64, durationSeconds, (n) => post(url, 'creator', `bulk ${n}`, manySongs(n))),
+      ]);
+      phases.push({
+        name: 'heavy-creates',
+        description: '64 connections creating playlists of 1000 songs',
+        victim: creating,
+        ...creates,
+      });
+      return { durationSeconds, pacePerSecond: PACE, phases };
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function formatNeighbours(results: NeighbourResults): string {
+  const [quiet] = results.phases;
+  const lines = [
+    `Noisy neighbours: another user's GET of a 10-song playlist at ${results.pacePerSecond}/s (ms from when it was due)`,
+    '| phase | victim p50 | victim p99 | victim max | p99 / quiet p99 | heavy answers/s | heavy statuses |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const phase of results.phases) {
+    const ratio = quiet === undefined || quiet.victim.p99 === 0 ? '' : (phase.victim.p99 / quiet.victim.p99).toFixed(1);
+    lines.push(
+      `| ${phase.description} | ${phase.victim.p50} | ${phase.victim.p99} | ${phase.victim.max} | ${ratio} | ${phase.heavyRps} | ${JSON.stringify(phase.heavyStatuses)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+if (process.argv[1]?.endsWith('neighbours.ts') === true) {
+  const at = process.argv.indexOf('--duration');
+  const duration = at > 0 ? Number(process.argv[at + 1]) : 10;
+  measureNeighbours(duration, join(ROOT, 'bench', 'data'))
+    .then((results) => {
+      console.log(formatNeighbours(results));
+    })
+    .catch((error: unknown) => {
+      console.error('bench:', error);
+      process.exitCode = 1;
+    });
+}

@@ -1,0 +1,78 @@
+/** What a Bounded refuses with once its queue is full, or a task has waited too long. */
+export type Refusal = () => Error;
+
+export interface BoundedOptions {
+  /** Tasks that run at the same time. */
+  readonly limit: number;
+  /** Tasks that may wait for a free slot; one more is refused at once. */
+  readonly queue: number;
+  /** How long a task may wait for a slot before it is refused; no bound when left out. */
+  readonly waitMs?: number;
+  readonly refuse: Refusal;
+}
+
+interface Waiter {
+  readonly start: () => void;
+  readonly timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * Bounded concurrency with a bounded, first-come-first-served queue: at most `limit` tasks run, up to `queue` more
+ * wait, each at most `waitMs`; anything beyond is refused with the error `refuse` makes (a 503, typically), so
+ * that a burst is answered at once instead of piling up.
+ */
+export class Bounded {
+  readonly #options: BoundedOptions;
+  readonly #waiting: Waiter[] = [];
+  #active = 0;
+
+  constructor(options: BoundedOptions) {
+    this.#options = options;
+  }
+
+  /** Tasks running now. */
+  get active(): number {
+    return this.#active;
+  }
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    await this.#acquire();
+    try {
+      return await task();
+    } finally {
+      this.#release();
+    }
+  }
+
+  #acquire(): Promise<void> {
+    if (this.#active < this.#options.limit) {
+      this.#active++;
+      return Promise.resolve();
+    }
+    if (this.#waiting.length >= this.#options.queue) return Promise.reject(this.#options.refuse());
+    return new Promise<void>((resolve, reject) => {
+      const { waitMs } = this.#options;
+      const timer =
+        waitMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              const at = this.#waiting.indexOf(waiter);
+              if (at >= 0) this.#waiting.splice(at, 1);
+              reject(this.#options.refuse());
+            }, waitMs);
+      const waiter: Waiter = { start: resolve, timer };
+      this.#waiting.push(waiter);
+    });
+  }
+
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next === undefined) {
+      this.#active--;
+      return;
+    }
+    // The slot passes to the next task, so `active` does not change.
+    clearTimeout(next.timer);
+    next.start();
+  }
+}
