@@ -8,6 +8,7 @@ import { Authenticator, type Caller } from './credentials/authenticator.js';
 import type { Db } from './db/database.js';
 import { authenticateHook } from './http/auth.js';
 import { registerBodyParsers } from './http/body-parsers.js';
+import { connectionHandling } from './http/connections.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { ApiError, ErrorBody } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -50,7 +51,9 @@ export function loggerOptions(config: Config, pretty: boolean): FastifyServerOpt
 /** Builds the whole service without listening: plugins, then routes, then the error handlers. */
 export async function buildApp({ config, db, logger = false }: AppOptions): Promise<FastifyInstance> {
   const { limits } = config;
+  const connections = connectionHandling(config.server);
   const app = Fastify({
+    ...connections.options,
     logger,
     logController: new LogController({ disableRequestLogging: true }),
     schemaController: { compilersFactory: { buildSerializer: buildSharedSerializer } },
@@ -64,6 +67,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
       void sendError(request, reply, toApiError(error, limits.bodyBytes));
     },
   });
+  connections.install(app.server, app.log);
 
   const sharedSchemas = [ErrorBody, Song, PlaylistWithSongs, newPlaylistSchema(limits), CatalogSong];
   for (const schema of sharedSchemas) app.addSchema(schema);
@@ -73,6 +77,10 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   let closing = false;
   app.addHook('onRequest', async (request, reply) => {
     if (closing) throw ApiError.unavailable('The service is shutting down; try again shortly.', 1);
+    const { httpVersion } = request.raw;
+    if (httpVersion === '1.1' && request.headers.host === undefined) {
+      throw ApiError.badRequest('An HTTP/1.1 request must have a Host header.');
+    }
     reply.header('cache-control', 'no-store');
   });
   app.addHook('onResponse', async (request, reply) => {

@@ -24,6 +24,13 @@ describe('loadConfig', () => {
       },
       auth: { recheckMs: 5000, maxFailures: 10 },
       images: { cacheBytes: 32 * 1024 * 1024, renders: 2, queue: 16 },
+      server: {
+        requestTimeoutMs: 30_000,
+        headersTimeoutMs: 10_000,
+        keepAliveTimeoutMs: 5000,
+        maxConnections: 4096,
+        maxConnectionsPerAddress: 256,
+      },
     });
     expect(Object.isFrozen(config.limits)).toBe(true);
   });
@@ -53,6 +60,11 @@ describe('loadConfig', () => {
       [{ MIXTAPE_PAGE_DEFAULT: '50', MIXTAPE_PAGE_MAX: '10' }, /^MIXTAPE_PAGE_DEFAULT /],
       [{ MIXTAPE_IMAGE_RENDERS: '0' }, /^MIXTAPE_IMAGE_RENDERS /],
       [{ MIXTAPE_IMAGE_CACHE_MB: '-1' }, /^MIXTAPE_IMAGE_CACHE_MB /],
+      [{ MIXTAPE_REQUEST_TIMEOUT_SECONDS: '0' }, /^MIXTAPE_REQUEST_TIMEOUT_SECONDS /],
+      [{ MIXTAPE_REQUEST_TIMEOUT_SECONDS: '5' }, /^MIXTAPE_HEADERS_TIMEOUT_SECONDS \(10\) must not exceed/],
+      [{ MIXTAPE_KEEPALIVE_TIMEOUT_SECONDS: 'x' }, /^MIXTAPE_KEEPALIVE_TIMEOUT_SECONDS /],
+      [{ MIXTAPE_MAX_CONNECTIONS: '0' }, /^MIXTAPE_MAX_CONNECTIONS /],
+      [{ MIXTAPE_MAX_CONNECTIONS_PER_ADDRESS: '-5' }, /^MIXTAPE_MAX_CONNECTIONS_PER_ADDRESS /],
     ];
     for (const [env, message] of cases) {
       expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);

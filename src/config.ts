@@ -49,6 +49,20 @@ export interface ImageConfig {
   readonly queue: number;
 }
 
+/** How long a client may take, and how many connections it may hold. */
+export interface ServerConfig {
+  /** The whole request, headers and body, must arrive within this; then 408. */
+  readonly requestTimeoutMs: number;
+  /** The request headers must arrive within this; at most `requestTimeoutMs`. */
+  readonly headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number;
+  /** Open connections at once; one more is answered 503 and closed. */
+  readonly maxConnections: number;
+  /** Open connections at once from one client socket address. */
+  readonly maxConnectionsPerAddress: number;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -59,6 +73,7 @@ export interface Config {
   readonly limits: Limits;
   readonly auth: AuthConfig;
   readonly images: ImageConfig;
+  readonly server: ServerConfig;
   /** Requests per minute per client address; 0 switches general rate limiting off. */
   readonly rateLimitPerMinute: number;
   readonly corsOrigins: readonly string[];
@@ -129,6 +144,13 @@ export function loadConfig(env: Env = process.env): Config {
       renders: read.int('MIXTAPE_IMAGE_RENDERS', 2, 1, 256),
       queue: read.int('MIXTAPE_IMAGE_QUEUE', 16, 0, 100_000),
     },
+    server: {
+      requestTimeoutMs: read.int('MIXTAPE_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
+      headersTimeoutMs: read.int('MIXTAPE_HEADERS_TIMEOUT_SECONDS', 10, 1, 3600) * 1000,
+      keepAliveTimeoutMs: read.int('MIXTAPE_KEEPALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000,
+      maxConnections: read.int('MIXTAPE_MAX_CONNECTIONS', 4096, 1, 1_000_000),
+      maxConnectionsPerAddress: read.int('MIXTAPE_MAX_CONNECTIONS_PER_ADDRESS', 256, 1, 1_000_000),
+    },
     rateLimitPerMinute: read.int('MIXTAPE_RATE_LIMIT', 0, 0, 10_000_000),
     corsOrigins: read.list('MIXTAPE_CORS_ORIGINS'),
     trustProxy: read.bool('MIXTAPE_TRUST_PROXY', false),
@@ -137,6 +159,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.limits.pageDefault > config.limits.pageMax) {
     throw new ConfigError(
       `MIXTAPE_PAGE_DEFAULT (${config.limits.pageDefault}) must not exceed MIXTAPE_PAGE_MAX (${config.limits.pageMax})`,
+    );
+  }
+  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
+    throw new ConfigError(
+      `MIXTAPE_HEADERS_TIMEOUT_SECONDS (${config.server.headersTimeoutMs / 1000}) must not exceed MIXTAPE_REQUEST_TIMEOUT_SECONDS (${config.server.requestTimeoutMs / 1000})`,
     );
   }
   return deepFreeze(config);

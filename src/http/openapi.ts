@@ -11,7 +11,9 @@ Every endpoint under \`/v3\` but this document (\`/v3/openapi.json\`) needs a Ba
 in the \`security\` header, as the specification says (the word \`Basic\` may be left out there), or in the
 standard \`Authorization\` header. Every failure answers with one body:
 \`{"errormsg": "...", "logdata": {"entry": N, "date": T}}\`, where \`entry\` finds the error in the server log.
-A method a path does not have answers 405 with \`Allow\`; an unknown path answers 404.
+A method a path does not have answers 405 with \`Allow\`; an unknown path answers 404. A request that does not arrive
+in time answers 408, a malformed one 400 (431 for headers over 16 KB), and a connection over the service's caps on
+open connections 503 with \`Retry-After\`, each with the same body, before any operation is chosen.
 The plural paths (\`/v3/playlists...\`) are aliases of the singular ones.`;
 
 /** Turns route parameters into the names of the original description: `playlistId` → `playlist-id`. */

@@ -16,29 +16,50 @@ export function createValidatorCompiler(sharedSchemas: readonly SchemaObject[]):
     const key = `${String(body)} ${JSON.stringify(schema)}`;
     let validate = compiled.get(key);
     if (validate === undefined) {
-      validate = body ? strict.compile(schema) : finiteOnly(coercing.compile(schema));
+      validate = body ? strict.compile(schema) : plainIntegers(coercing.compile(schema), schema);
       compiled.set(key, validate);
     }
     return validate;
   };
 }
 
+const PLAIN_INTEGER = /^-?[0-9]+$/;
+
+/** The names of the schema's properties of type `integer`: ids, `limit`, `offset`, `size`. */
+function integerProperties(schema: SchemaObject): string[] {
+  const properties = (schema.properties ?? {}) as Record<string, { type?: unknown }>;
+  return Object.entries(properties)
+    .filter(([, property]) => property.type === 'integer')
+    .map(([name]) => name);
+}
+
+const notAnInteger = (name: string): ErrorObject[] => [
+  { keyword: 'type', instancePath: `/${name}`, schemaPath: '', params: { type: 'integer' } },
+];
+
 /**
- * Coercion turns "Infinity" or "1e400" into a number that Ajv lets through `integer`, `minimum` and `maximum`
- * alike (ajv-validator/ajv#2212); such a value is refused here as not an integer.
+ * Query strings and path parameters are text, and Ajv coerces text with `Number()`, which takes "0x2", "2.0",
+ * " 2" and "1e1". An integer here is plain decimal digits, checked on the text before coercion. Coercion also turns
+ * "1e400" or 400 nines into Infinity, which Ajv lets through `integer`, `minimum` and `maximum` alike
+ * (ajv-validator/ajv#2212); such a value is refused after it.
  */
-function finiteOnly(validate: ValidateFunction): ValidateFunction {
+function plainIntegers(validate: ValidateFunction, schema: SchemaObject): ValidateFunction {
+  const integers = integerProperties(schema);
   const checked = ((data: unknown) => {
+    const fields = typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : {};
+    const loose = integers.find((name) =>
+      [fields[name]].flat().some((value) => typeof value === 'string' && !PLAIN_INTEGER.test(value)),
+    );
+    if (loose !== undefined) {
+      checked.errors = notAnInteger(loose);
+      return false;
+    }
     if (!validate(data)) {
       checked.errors = validate.errors;
       return false;
     }
-    const values = typeof data === 'object' && data !== null ? Object.entries(data) : [];
-    const infinite = values.find(([, value]) => typeof value === 'number' && !Number.isFinite(value));
-    checked.errors =
-      infinite === undefined
-        ? null
-        : [{ keyword: 'type', instancePath: `/${infinite[0]}`, schemaPath: '', params: { type: 'integer' } }];
+    const infinite = Object.entries(fields).find(([, value]) => typeof value === 'number' && !Number.isFinite(value));
+    checked.errors = infinite === undefined ? null : notAnInteger(infinite[0]);
     return infinite === undefined;
   }) as ValidateFunction;
   return checked;

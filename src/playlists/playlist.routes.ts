@@ -72,7 +72,10 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
             400: BAD_REQUEST,
             409: error("The caller's playlist quota is reached."),
             413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
-            415: error('The body is not JSON (text/plain and form bodies are read as JSON with the security header).'),
+            415: error(
+              'The body is not JSON (text/plain and form bodies are read as JSON with the security header), or it is compressed (a `Content-Encoding` other than `identity`).',
+              { 'Accept-Encoding': { type: 'string', description: '`identity`, when the body was compressed.' } },
+            ),
             422: error('Some song ids are not in the catalog; `errormsg` names them.'),
             ...AUTHENTICATED_ERRORS,
           },
