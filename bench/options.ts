@@ -2,6 +2,12 @@ import { parseArgs } from 'node:util';
 import type { DatasetParams } from './dataset.js';
 import { SCENARIOS } from './scenarios.js';
 
+/**
+ * The scenarios of scenarios.ts, and `neighbours` (bench/neighbours.ts): a small reader's latency beside heavy
+ * listers and creators, on a service and database of its own.
+ */
+export const SCENARIO_NAMES = [...SCENARIOS.map((s) => s.name), 'neighbours'];
+
 export const USAGE = `Usage: npm run bench -- [options]
 
 Data set (generated once per set of parameters, then reused):
@@ -15,7 +21,7 @@ Data set (generated once per set of parameters, then reused):
                                 (default postgres://root@127.0.0.1:5432/postgres)
 
 Load:
-  --only a,b                    scenarios to run (default all: ${SCENARIOS.map((s) => s.name).join(', ')})
+  --only a,b                    scenarios to run (default all: ${SCENARIO_NAMES.join(', ')})
   --connections 1,16,64         concurrency levels (default 1,16,64)
   --duration S                  seconds per level (default 10)
   --warmup S                    seconds of unmeasured load before each scenario (default 2)
@@ -61,7 +67,7 @@ function parse(args: string[]) {
         seed: { type: 'string', default: '1' },
         regenerate: { type: 'boolean', default: false },
         'pg-url': { type: 'string', default: 'postgres://root@127.0.0.1:5432/postgres' },
-        only: { type: 'string', default: SCENARIOS.map((s) => s.name).join(',') },
+        only: { type: 'string', default: SCENARIO_NAMES.join(',') },
         connections: { type: 'string', default: '1,16,64' },
         duration: { type: 'string', default: '10' },
         warmup: { type: 'string', default: '2' },
@@ -84,9 +90,9 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
     throw new UsageError('--dialect must be sqlite or postgres');
   }
   const scenarios = values.only.split(',').filter((name) => name !== '');
-  const unknown = scenarios.filter((name) => !SCENARIOS.some((s) => s.name === name));
+  const unknown = scenarios.filter((name) => !SCENARIO_NAMES.includes(name));
   if (unknown.length > 0 || scenarios.length === 0) {
-    throw new UsageError(`--only takes scenario names from: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+    throw new UsageError(`--only takes scenario names from: ${SCENARIO_NAMES.join(', ')}`);
   }
   const params: DatasetParams = {
     playlists: integer('playlists', values.playlists, 10),

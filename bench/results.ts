@@ -1,3 +1,4 @@
+import type { NeighbourResults } from './neighbours.js';
 /** The results file of a benchmark run, and its text and Markdown tables. */
 import type { DatasetParams } from './dataset.js';
 import type { Measurement } from './load.js';
@@ -26,6 +27,8 @@ export interface ScenarioResult {
 }
 
 export interface BenchResults {
+  /** The noisy-neighbours measurement (bench/neighbours.ts), when it was run. */
+  readonly neighbours?: NeighbourResults;
   readonly date: string;
   readonly command: string;
   readonly git: { readonly commit: string; readonly dirty: boolean } | undefined;

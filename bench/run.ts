@@ -16,6 +16,7 @@ import { measure, measurePaced, type BenchRequest, type Measurement } from './lo
 import { USAGE, UsageError, parseOptions, type BenchOptions } from './options.js';
 import { Random } from './random.js';
 import { formatText, type BenchResults, type ScenarioResult } from './results.js';
+import { formatNeighbours, measureNeighbours, type NeighbourResults } from './neighbours.js';
 import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
 import { PROFILE_DIR, ROOT, startService, type RunningService } from './service.js';
 import type { DatasetStore } from './store.js';
@@ -223,6 +224,12 @@ async function main(): Promise<void> {
   } finally {
     await service.stop();
   }
+  let neighbours: NeighbourResults | undefined;
+  if (options.scenarios.includes('neighbours')) {
+    console.log('\nneighbours: a small reader beside heavy listers and creators (a service of its own)');
+    neighbours = await measureNeighbours(options.durationSeconds, DATA_DIR);
+    console.log(formatNeighbours(neighbours));
+  }
 
   const problems = scenarios
     .filter((s) =>
@@ -269,6 +276,7 @@ async function main(): Promise<void> {
       signInWarmupMs,
     },
     scenarios,
+    ...(neighbours === undefined ? {} : { neighbours }),
     problems,
   };
   const file = writeResults(results);
