@@ -3,7 +3,7 @@
  * allows. A user reads a playlist of ten songs at a steady pace (open loop) while, in turn, nobody else works
  * (the baseline, measured in the same run), 8 connections list pages of 100 playlists of 1000 songs (about 7 MB
  * each), and 64 connections create playlists of 1000 songs. Run it with `npm run bench -- --only neighbours`, or
- * alone with `npx tsx bench/neighbours.ts [--duration S]`.
+ * alone with `npx tsx bench/neighbours.ts [--duration S]`. The service runs on CPU 0 and the clients on CPU 1.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -159,7 +159,10 @@ export async function measureNeighbours(durationSeconds: number, logDir: string)
       logFile: join(logDir, 'service-neighbours.log'),
       settings: { LOG_LEVEL: 'info', MIXTAPE_PLAYLISTS_PER_USER: '1000000' },
       profile: false,
+      // The service on one core, every client on the other: the clients' own work must not count as its delay.
+      cpu: 0,
     });
+    spawnSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
     try {
       const { url } = service;
       for (let i = 0; i < HEAVY_PLAYLISTS; i++) {

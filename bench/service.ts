@@ -56,6 +56,8 @@ export interface ServiceOptions {
   readonly logFile: string;
   readonly settings: Readonly<Record<string, string>>;
   readonly profile: boolean;
+  /** Pin the service to this CPU (Linux `taskset`), away from the load generator. */
+  readonly cpu?: number;
 }
 
 /** Starts the built service (`node dist/cli.js serve`) as a client would meet it, and waits until it is ready. */
@@ -70,7 +72,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // fill up while the load generator is busy, and stall the service.
   const log = openSync(options.logFile, 'w');
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [title, ...profiling, 'dist/cli.js', 'serve'], {
+  const node = [process.execPath, title, ...profiling, 'dist/cli.js', 'serve'];
+  const command = options.cpu === undefined ? node : ['taskset', '-c', String(options.cpu), ...node];
+  const child: ChildProcess = spawn(command[0]!, command.slice(1), {
     cwd: ROOT,
     env: serviceEnvironment(process.env, {
       DATABASE_URL: options.databaseUrl,

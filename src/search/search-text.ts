@@ -35,7 +35,10 @@ export function playlistDocument(
   name: string,
   songs: readonly { title: string; artist: string; genre: string }[],
 ): string {
-  return searchDocument([name, ...songs.flatMap((s) => [s.title, s.artist, s.genre])]);
+  // A long playlist repeats titles, artists and genres: each distinct text is normalised once.
+  const fields = new Set([name]);
+  for (const song of songs) fields.add(song.title).add(song.artist).add(song.genre);
+  return searchDocument(fields);
 }
 
 /** A LIKE pattern that finds the word anywhere, with `%`, `_` and `\` taken literally (ESCAPE '\'). */
