@@ -48,6 +48,12 @@ export function loggerOptions(config: Config, pretty: boolean): FastifyServerOpt
   };
 }
 
+/** Fastify's `trustProxy` from the setting: a hop count trusts that many proxies nearest the service. */
+function trustProxy(setting: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return setting === false ? false : [...setting];
+}
+
 /** Builds the whole service without listening: plugins, then routes, then the error handlers. */
 export async function buildApp({ config, db, logger = false }: AppOptions): Promise<FastifyInstance> {
   const { limits } = config;
@@ -58,7 +64,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     logController: new LogController({ disableRequestLogging: true }),
     schemaController: { compilersFactory: { buildSerializer: buildSharedSerializer } },
     bodyLimit: limits.bodyBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxy(config.trustProxy),
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     schemaErrorFormatter: formatValidationError,

@@ -28,7 +28,13 @@ describe('loadConfig', () => {
         bodyBytes: 65_536,
         playlistsPerUser: 10_000,
       },
-      auth: { recheckMs: 5000, maxFailures: 10 },
+      auth: {
+        recheckMs: 5000,
+        throttle: { perAddressAndName: 10, perAddress: 100, perName: 100, windowMs: 300_000 },
+        hashConcurrency: 2,
+        hashQueue: 32,
+        hashWaitMs: 2000,
+      },
       images: { cacheBytes: 32 * 1024 * 1024, renders: 2, queue: 16 },
       server: {
         requestTimeoutMs: 30_000,

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import type { ThrottlePolicy } from './credentials/throttle.js';
 /**
  * The service's settings, read once from the environment, validated and frozen.
  * Nothing else in the code base reads `process.env`.
@@ -35,9 +37,12 @@ export interface AuthConfig {
   readonly cacheSize: number;
   /** How long a cached credential is trusted before it is checked against the database again. */
   readonly recheckMs: number;
-  /** Failed attempts per user name, and per client address, before 429. */
-  readonly maxFailures: number;
-  readonly failureWindowMs: number;
+  /** Failed sign-in budgets (see SignInThrottle). */
+  readonly throttle: ThrottlePolicy;
+  /** Password hashes computed at the same time, how many more may wait, and for how long, before 503. */
+  readonly hashConcurrency: number;
+  readonly hashQueue: number;
+  readonly hashWaitMs: number;
 }
 
 export interface ImageConfig {
@@ -77,7 +82,11 @@ export interface Config {
   /** Requests per minute per client address; 0 switches general rate limiting off. */
   readonly rateLimitPerMinute: number;
   readonly corsOrigins: readonly string[];
-  readonly trustProxy: boolean;
+  /**
+   * Which proxies' `X-Forwarded-For` is believed: none (false), the nearest N hops, or these addresses and ranges
+   * (Fastify's `trustProxy`, which takes the right-most address not of a trusted proxy as the client's).
+   */
+  readonly trustProxy: false | number | readonly string[];
   readonly shutdownTimeoutMs: number;
 }
 
@@ -136,8 +145,15 @@ export function loadConfig(env: Env = process.env): Config {
     auth: {
       cacheSize: read.int('MIXTAPE_AUTH_CACHE_SIZE', 10_000, 1, 10_000_000),
       recheckMs: read.int('MIXTAPE_AUTH_RECHECK_SECONDS', 5, 0, 3600) * 1000,
-      maxFailures: read.int('MIXTAPE_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
-      failureWindowMs: read.int('MIXTAPE_AUTH_FAILURE_WINDOW_SECONDS', 300, 1, 86_400) * 1000,
+      throttle: {
+        perAddressAndName: read.int('MIXTAPE_AUTH_MAX_FAILURES', 10, 1, 1_000_000),
+        perAddress: read.int('MIXTAPE_AUTH_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
+        perName: read.int('MIXTAPE_AUTH_MAX_FAILURES_PER_NAME', 100, 1, 1_000_000),
+        windowMs: read.int('MIXTAPE_AUTH_FAILURE_WINDOW_SECONDS', 300, 1, 86_400) * 1000,
+      },
+      hashConcurrency: read.int('MIXTAPE_AUTH_HASH_CONCURRENCY', 2, 1, 256),
+      hashQueue: read.int('MIXTAPE_AUTH_HASH_QUEUE', 32, 0, 100_000),
+      hashWaitMs: read.int('MIXTAPE_AUTH_HASH_WAIT_MS', 2000, 1, 600_000),
     },
     images: {
       cacheBytes: read.int('MIXTAPE_IMAGE_CACHE_MB', 32, 0, 65_536) * 1024 * 1024,
@@ -153,7 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     rateLimitPerMinute: read.int('MIXTAPE_RATE_LIMIT', 0, 0, 10_000_000),
     corsOrigins: read.list('MIXTAPE_CORS_ORIGINS'),
-    trustProxy: read.bool('MIXTAPE_TRUST_PROXY', false),
+    trustProxy: parseTrustProxy(env.MIXTAPE_TRUST_PROXY),
     shutdownTimeoutMs: read.int('MIXTAPE_SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 3600) * 1000,
   };
   if (config.limits.pageDefault > config.limits.pageMax) {
@@ -189,6 +205,37 @@ function parseDatabaseUrl(url: string, poolSize = 10): DatabaseLocation {
     return { dialect: 'sqlite', file, url };
   }
   throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres:// (got "${url.split(':')[0] ?? ''}:…")`);
+}
+
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function parseTrustProxy(value: string | undefined): Config['trustProxy'] {
+  const text = value?.trim().toLowerCase() ?? '';
+  if (['', 'false', 'no', 'off', '0'].includes(text)) return false;
+  if (['true', 'yes', 'on'].includes(text)) {
+    throw new ConfigError(
+      'MIXTAPE_TRUST_PROXY=true would believe any X-Forwarded-For a client writes; name the proxies instead: ' +
+        'a hop count (1 for one proxy in front) or their addresses (10.0.0.5,10.1.0.0/16)',
+    );
+  }
+  if (/^\d+$/.test(text)) {
+    const hops = Number(text);
+    if (hops > 100) throw new ConfigError(`MIXTAPE_TRUST_PROXY must be at most 100 hops (got "${text}")`);
+    return hops;
+  }
+  const entries = text.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address = '', bits, extra] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const goodBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits);
+    if (!PROXY_RANGE_NAMES.includes(entry) && (family === 0 || !goodBits || extra !== undefined)) {
+      throw new ConfigError(
+        `MIXTAPE_TRUST_PROXY must be false, a hop count, or proxy addresses and ranges (got "${entry}")`,
+      );
+    }
+  }
+  return entries;
 }
 
 function parseBootstrapUser(value: string | undefined): Config['bootstrapUser'] {

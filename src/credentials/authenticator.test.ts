@@ -47,12 +47,23 @@ describe('Authenticator', () => {
     expect(await status(auth.authenticate(header('ada', 'second'), '10.0.0.1'))).toBe(200);
   });
 
-  it('counts failures over a window and lets them expire', async () => {
-    const auth = new Authenticator(db, { ...config.auth, maxFailures: 2, failureWindowMs: 60_000 }, now);
+  it('counts failures per address and name, per address, and per name, over a window that expires', async () => {
+    const throttle = { perAddressAndName: 2, perAddress: 3, perName: 4, windowMs: 60_000 };
+    const auth = new Authenticator(db, { ...config.auth, throttle }, now);
+    // One address guessing one name spends that pair's budget, not the name's owner's elsewhere.
     expect(await status(auth.authenticate(header('ada', 'x'), '10.0.0.3'))).toBe(401);
-    expect(await status(auth.authenticate(header('ada', 'y'), '10.0.0.4'))).toBe(401);
-    expect(await status(auth.authenticate(header('ada', 'second'), '10.0.0.5'))).toBe(429);
+    expect(await status(auth.authenticate(header('ada', 'y'), '10.0.0.3'))).toBe(401);
+    expect(await status(auth.authenticate(header('ada', 'second'), '10.0.0.3'))).toBe(429);
+    expect(await status(auth.authenticate(header('ada', 'second'), '10.0.0.4'))).toBe(200);
+    // The address's own budget covers every name it tries.
+    expect(await status(auth.authenticate(header('bob', 'x'), '10.0.0.3'))).toBe(401);
+    expect(await status(auth.authenticate(header('cy', 'x'), '10.0.0.3'))).toBe(429);
+    // Guessing one name from many addresses spends the name's budget; an address that signed in as it is known.
+    expect(await status(auth.authenticate(header('ada', 'z'), '10.0.0.5'))).toBe(401);
+    expect(await status(auth.authenticate(header('ada', 'z'), '10.0.0.6'))).toBe(401);
+    expect(await status(auth.authenticate(header('ada', 'w'), '10.0.0.7'))).toBe(429);
+    expect(await status(auth.authenticate(header('ada', 'w'), '10.0.0.4'))).toBe(401);
     clock += 60_001;
-    expect(await status(auth.authenticate(header('ada', 'second'), '10.0.0.5'))).toBe(200);
+    expect(await status(auth.authenticate(header('ada', 'w'), '10.0.0.7'))).toBe(401);
   });
 });

@@ -1,11 +1,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { Bounded } from '../concurrency/bounded.js';
 import type { AuthConfig } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { findUserById, findUserByName } from '../users/user.repository.js';
 import { readCredential } from './credential.js';
 import { hashPassword, verifyPassword } from './password.js';
+import { SignInThrottle, type Attempt } from './throttle.js';
 
 /** Who a request is made for. */
 export interface Caller {
@@ -32,12 +34,16 @@ const WRONG = 'The user name or password is wrong.';
  * Checks Basic credentials. A slow hash on every request would cap the service, so verified credentials are
  * cached, keyed by an HMAC of the credential with a per-process key; a cached entry is checked against the
  * database again after `recheckMs`, so a password change or removal reaches every instance within that time.
- * Failed attempts are counted per user name and per client address; past `maxFailures` in the window, 429.
+ *
+ * A credential that is not cached is a sign-in attempt: it is counted by the throttle before its hash is computed
+ * (429 once a budget is spent), and hashes are computed a few at a time (each takes about 32 MB and 60 ms), with a
+ * short queue; beyond it, 503.
  */
 export class Authenticator {
   private readonly key = randomBytes(32);
   private readonly verified: LRUCache<string, Verified>;
-  private readonly failures: LRUCache<string, { count: number; until: number }>;
+  private readonly throttle: SignInThrottle;
+  private readonly hashing: Bounded;
   private readonly dummyHash: Promise<string>;
 
   constructor(
@@ -46,12 +52,18 @@ export class Authenticator {
     private readonly now: () => number = Date.now,
   ) {
     this.verified = new LRUCache({ max: config.cacheSize });
-    this.failures = new LRUCache({ max: 100_000 });
+    this.throttle = new SignInThrottle(config.throttle, now);
+    this.hashing = new Bounded({
+      limit: config.hashConcurrency,
+      queue: config.hashQueue,
+      waitMs: config.hashWaitMs,
+      refuse: () => ApiError.unavailable('Too many sign-ins are being checked; try again in a moment.', 1),
+    });
     // Unknown users are checked against this hash so that they take as long as a wrong password.
     this.dummyHash = hashPassword(randomBytes(16).toString('hex'));
   }
 
-  /** The caller, or an ApiError: 401 for a missing, malformed or wrong credential, 429 when throttled. */
+  /** The caller, or an ApiError: 401 for a missing, malformed or wrong credential, 429 when throttled, 503. */
   async authenticate(
     headers: Readonly<Record<string, string | string[] | undefined>>,
     address: string,
@@ -63,8 +75,8 @@ export class Authenticator {
       case 'malformed':
         throw unauthorized('The credential is malformed: send Basic base64(user:password).');
       case 'too-long':
-        this.throttle(result.name, address);
-        this.recordFailure(result.name, address);
+        // Never hashed, but counted like any wrong password.
+        this.begin(result.name, address);
         throw unauthorized(WRONG);
       case 'ok':
         break;
@@ -77,13 +89,12 @@ export class Authenticator {
     }
     if (cached !== undefined) this.verified.delete(cacheKey);
 
-    this.throttle(credential.name, address);
+    const attempt = this.begin(credential.name, address);
     const user = await findUserByName(this.db.kysely, credential.name);
-    const ok = await verifyPassword(credential.password, user?.password_hash ?? (await this.dummyHash));
-    if (user === undefined || !ok) {
-      this.recordFailure(credential.name, address);
-      throw unauthorized(WRONG);
-    }
+    const stored = user?.password_hash ?? (await this.dummyHash);
+    const ok = await this.hashing.run(() => verifyPassword(credential.password, stored));
+    if (user === undefined || !ok) throw unauthorized(WRONG);
+    this.throttle.succeeded(attempt);
     this.verified.set(cacheKey, {
       userId: user.id,
       name: user.name,
@@ -93,36 +104,23 @@ export class Authenticator {
     return { userId: user.id, name: user.name, source: credential.source };
   }
 
+  /** Counts a sign-in attempt as failed until it succeeds; 429 when a budget is spent. */
+  private begin(name: string, address: string): Attempt {
+    const attempt = this.throttle.begin(name, address);
+    if ('retryAfterSeconds' in attempt) {
+      throw ApiError.tooManyRequests(
+        attempt.retryAfterSeconds,
+        'Too many failed sign-in attempts; wait before trying again.',
+      );
+    }
+    return attempt;
+  }
+
   private async stillValid(entry: Verified): Promise<boolean> {
     if (this.now() - entry.checkedAt < this.config.recheckMs) return true;
     const user = await findUserById(this.db.kysely, entry.userId);
     if (user?.password_hash !== entry.passwordHash) return false;
     entry.checkedAt = this.now();
     return true;
-  }
-
-  private throttle(name: string, address: string): void {
-    const now = this.now();
-    for (const key of [`user:${name}`, `addr:${address}`]) {
-      const record = this.failures.get(key);
-      if (record !== undefined && record.count >= this.config.maxFailures && record.until > now) {
-        throw ApiError.tooManyRequests(
-          (record.until - now) / 1000,
-          'Too many failed sign-in attempts; wait before trying again.',
-        );
-      }
-    }
-  }
-
-  private recordFailure(name: string, address: string): void {
-    const now = this.now();
-    for (const key of [`user:${name}`, `addr:${address}`]) {
-      const record = this.failures.get(key);
-      if (record === undefined || record.until <= now) {
-        this.failures.set(key, { count: 1, until: now + this.config.failureWindowMs });
-      } else {
-        record.count += 1;
-      }
-    }
   }
 }

@@ -1,0 +1,160 @@
+import { request, Agent } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { createTestApp } from './helpers/app.js';
+import { createTestDatabase, type TestDatabase } from './helpers/databases.js';
+import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
+import { basicAuth, isErrorBody } from './helpers/traffic.js';
+
+/**
+ * The sign-in throttle against the real service, with clients on distinct loopback addresses: a guesser spends
+ * its own budget and never the owner's, concurrent guesses are counted before they are hashed, hashing is bounded,
+ * and a client cannot escape its budget by writing X-Forwarded-For.
+ */
+
+interface Reply {
+  readonly status: number;
+  readonly ms: number;
+  readonly body: string;
+  readonly retryAfter: string | undefined;
+}
+
+/** A GET from a given loopback source address. */
+function getFrom(url: string, from: string, headers: Record<string, string>, agent?: Agent): Promise<Reply> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(url, { localAddress: from, headers, agent, timeout: 30_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        const retry = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body, retryAfter: retry });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const count = (replies: readonly Reply[], status: number) => replies.filter((r) => r.status === status).length;
+
+describe('the sign-in throttle', () => {
+  let database: TestDatabase;
+  let server: ServerProcess;
+  let list: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    server = await startServer({ databaseUrl: database.url, bootstrapUser: 'bob:right horse' });
+    list = `${server.url}/v3/playlist`;
+  });
+  afterAll(async () => {
+    await killAllServers();
+    await database.drop();
+  });
+
+  it("spends the guesser's budget, not the owner's: bob still signs in from elsewhere", async () => {
+    const wrong: Reply[] = [];
+    for (let i = 0; i < 10; i++) {
+      // An over-long password is never hashed, and still counted.
+      const password = i % 2 === 0 ? `guess ${i}` : 'x'.repeat(1100);
+      wrong.push(await getFrom(list, '127.0.0.2', { security: basicAuth('bob', password) }));
+    }
+    expect(wrong.map((r) => r.status)).toEqual(Array<number>(10).fill(401));
+    const locked = await getFrom(list, '127.0.0.2', { security: basicAuth('bob', 'right horse') });
+    expect(locked.status).toBe(429);
+    expect(Number(locked.retryAfter)).toBeGreaterThan(0);
+    expect(isErrorBody(locked.body)).toBe(true);
+
+    const owner = await getFrom(list, '127.0.0.3', { security: basicAuth('bob', 'right horse') });
+    expect(owner.status, owner.body).toBe(200);
+  });
+
+  it('counts concurrent guesses before hashing them, and a sign-in from elsewhere is not kept waiting', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    try {
+      const guesses = Array.from({ length: 300 }, (_v, i) =>
+        getFrom(list, '127.0.0.4', { security: basicAuth('bob', `concurrent ${i}`) }, agent),
+      );
+      const owner = getFrom(list, '127.0.0.5', { security: basicAuth('bob', 'right horse') });
+      const replies = await Promise.all(guesses);
+      // At most the address-and-name budget (10) reach a hash; every other guess is refused at once.
+      expect(count(replies, 401)).toBeLessThanOrEqual(10);
+      expect(count(replies, 401) + count(replies, 429)).toBe(300);
+      const signedIn = await owner;
+      expect(signedIn.status).toBe(200);
+      // Generous: ten hashes at two at a time take well under a second; before the throttle counted first, 300 did.
+      expect(signedIn.ms).toBeLessThan(5000);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
+describe('hashing with bounded concurrency', () => {
+  it('answers 503 with Retry-After when every hashing slot and the queue are taken', async () => {
+    const t = await createTestApp('sqlite', { MIXTAPE_AUTH_HASH_CONCURRENCY: '1', MIXTAPE_AUTH_HASH_QUEUE: '1' });
+    try {
+      await t.addUser('dora', 'right');
+      const replies = await Promise.all(
+        Array.from({ length: 6 }, (_v, i) =>
+          t.app.inject({
+            method: 'GET',
+            url: '/v3/playlist',
+            headers: { security: basicAuth(`guest${i}`, 'wrong') },
+            remoteAddress: `10.0.0.${i + 1}`,
+          }),
+        ),
+      );
+      const statuses = replies.map((r) => r.statusCode);
+      expect(statuses.filter((s) => s === 503).length).toBeGreaterThan(0);
+      expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(2);
+      for (const reply of replies.filter((r) => r.statusCode === 503)) {
+        expect(reply.headers['retry-after']).toBe('1');
+        expect(isErrorBody(reply.body)).toBe(true);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('trusted proxies', () => {
+  it('refuses MIXTAPE_TRUST_PROXY=true, and takes a hop count or addresses', () => {
+    expect(() => loadConfig({ MIXTAPE_TRUST_PROXY: 'true' })).toThrow(ConfigError);
+    expect(() => loadConfig({ MIXTAPE_TRUST_PROXY: '10.0.0.300' })).toThrow(/MIXTAPE_TRUST_PROXY/);
+    expect(loadConfig({ MIXTAPE_TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ MIXTAPE_TRUST_PROXY: '10.0.0.5, 10.1.0.0/16, loopback' }).trustProxy).toEqual([
+      '10.0.0.5',
+      '10.1.0.0/16',
+      'loopback',
+    ]);
+    expect(loadConfig({}).trustProxy).toBe(false);
+  });
+
+  it('with one trusted hop, a sprayed left-most X-Forwarded-For does not escape the address budget', async () => {
+    const t = await createTestApp('sqlite', { MIXTAPE_TRUST_PROXY: '1', MIXTAPE_AUTH_MAX_FAILURES_PER_ADDRESS: '20' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const reply = await t.app.inject({
+          method: 'GET',
+          url: '/v3/playlist',
+          headers: {
+            security: basicAuth(`sprayed${i}`, 'wrong'),
+            // The client writes the first address; the proxy appends the one it saw.
+            'x-forwarded-for': `198.51.100.${i}, 203.0.113.9`,
+          },
+          remoteAddress: '10.0.0.1',
+        });
+        statuses.push(reply.statusCode);
+      }
+      expect(statuses.slice(0, 20)).toEqual(Array<number>(20).fill(401));
+      expect(statuses.slice(20)).toEqual(Array<number>(10).fill(429));
+    } finally {
+      await t.close();
+    }
+  });
+});
