@@ -93,6 +93,29 @@ describe('the sign-in throttle', () => {
   });
 });
 
+describe('a client that starts with many connections at once', () => {
+  it('signs in on every one: the same credential at once is one attempt, checked once', async () => {
+    const database = await createTestDatabase('sqlite');
+    try {
+      const server = await startServer({ databaseUrl: database.url, bootstrapUser: 'eve:many at once' });
+      const agent = new Agent({ keepAlive: true, maxSockets: 40 });
+      try {
+        const replies = await Promise.all(
+          Array.from({ length: 40 }, () =>
+            getFrom(`${server.url}/v3/playlist`, '127.0.0.6', { security: basicAuth('eve', 'many at once') }, agent),
+          ),
+        );
+        expect(replies.map((r) => r.status)).toEqual(Array<number>(40).fill(200));
+      } finally {
+        agent.destroy();
+        await server.stop();
+      }
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
 describe('hashing with bounded concurrency', () => {
   it('answers 503 with Retry-After when every hashing slot and the queue are taken', async () => {
     const t = await createTestApp('sqlite', { MIXTAPE_AUTH_HASH_CONCURRENCY: '1', MIXTAPE_AUTH_HASH_QUEUE: '1' });

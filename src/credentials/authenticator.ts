@@ -42,6 +42,7 @@ const WRONG = 'The user name or password is wrong.';
 export class Authenticator {
   private readonly key = randomBytes(32);
   private readonly verified: LRUCache<string, Verified>;
+  private readonly checking = new Map<string, Promise<Verified | undefined>>();
   private readonly throttle: SignInThrottle;
   private readonly hashing: Bounded;
   private readonly dummyHash: Promise<string>;
@@ -89,19 +90,29 @@ export class Authenticator {
     }
     if (cached !== undefined) this.verified.delete(cacheKey);
 
-    const attempt = this.begin(credential.name, address);
-    const user = await findUserByName(this.db.kysely, credential.name);
+    // The same credential sent on several connections at once (a client starting up) is one attempt, checked once.
+    let check = this.checking.get(cacheKey);
+    if (check === undefined) {
+      check = this.signIn(credential.name, credential.password, address).finally(() => {
+        this.checking.delete(cacheKey);
+      });
+      this.checking.set(cacheKey, check);
+    }
+    const verified = await check;
+    if (verified === undefined) throw unauthorized(WRONG);
+    this.verified.set(cacheKey, verified);
+    return { userId: verified.userId, name: verified.name, source: credential.source };
+  }
+
+  /** One sign-in attempt: counted, then the password checked; the user, or undefined for a wrong credential. */
+  private async signIn(name: string, password: string, address: string): Promise<Verified | undefined> {
+    const attempt = this.begin(name, address);
+    const user = await findUserByName(this.db.kysely, name);
     const stored = user?.password_hash ?? (await this.dummyHash);
-    const ok = await this.hashing.run(() => verifyPassword(credential.password, stored));
-    if (user === undefined || !ok) throw unauthorized(WRONG);
+    const ok = await this.hashing.run(() => verifyPassword(password, stored));
+    if (user === undefined || !ok) return undefined;
     this.throttle.succeeded(attempt);
-    this.verified.set(cacheKey, {
-      userId: user.id,
-      name: user.name,
-      passwordHash: user.password_hash,
-      checkedAt: this.now(),
-    });
-    return { userId: user.id, name: user.name, source: credential.source };
+    return { userId: user.id, name: user.name, passwordHash: user.password_hash, checkedAt: this.now() };
   }
 
   /** Counts a sign-in attempt as failed until it succeeds; 429 when a budget is spent. */
