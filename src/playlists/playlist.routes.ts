@@ -4,7 +4,6 @@ import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, GONE, NOT_FOUND, empty, error, json } from '../http/responses.js';
 import { pageQuerySchema, type PageQuery } from '../http/schemas.js';
-import { playlistPageJson } from './playlist.json.js';
 import { PlaylistParams, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
 
@@ -51,7 +50,7 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
       async (request, reply) => {
         const page = await playlists.list(request.caller.userId, request.query);
         setPageHeaders(request, reply, request.query, page.total);
-        return reply.type('application/json; charset=utf-8').send(await playlistPageJson(page.items));
+        return reply.type('application/json; charset=utf-8').send(page.json);
       },
     );
 

@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Bounded } from '../concurrency/bounded.js';
+import { playlistPageJson } from './playlist.json.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
@@ -18,8 +19,9 @@ export interface PlaylistSummary {
   readonly artists: readonly string[];
 }
 
-export interface Page<T> {
-  readonly items: T[];
+export interface Page {
+  /** The page as JSON bytes: an array of `playlistwithsongs`. */
+  readonly json: Buffer;
   readonly total: number;
 }
 
@@ -34,13 +36,11 @@ const NOT_FOUND = 'No such playlist.';
 /** The playlist rules: creation against the catalog and the quota, ownership, 404 and 410. */
 export function playlistService(db: Db, limits: Limits) {
   const q = db.kysely;
-  // Long pages and long playlists being created, a few at a time: each takes the event loop for a while.
-  const large = new Bounded({
-    limit: 2,
-    queue: 256,
-    waitMs: 10_000,
-    refuse: () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1),
-  });
+  // Long pages, and long playlists being created, a few at a time: each takes the event loop for a while, and a
+  // long page holds megabytes until it is sent.
+  const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
+  const longPages = new Bounded({ limit: 1, queue: 256, waitMs: 10_000, refuse });
+  const longCreates = new Bounded({ limit: 2, queue: 256, waitMs: 10_000, refuse });
 
   /** 410 for the owner of a deleted playlist, 404 for everyone and everything else. */
   async function missing(id: number, userId: number): Promise<ApiError> {
@@ -48,28 +48,8 @@ export function playlistService(db: Db, limits: Limits) {
     return deleted?.owner_id === userId ? ApiError.gone(ALREADY_DELETED) : ApiError.notFound(NOT_FOUND);
   }
 
-  /**
-   * A page's songs. Most pages fit in one read; a page of long playlists (up to 100 000 songs) is read a piece at a
-   * time, one long page at a time, with the event loop free between pieces, so that other users' small requests
-   * are not held up behind it.
-   */
-  async function songsOfPage(ids: readonly number[]): Promise<playlists.PlaylistSongRow[]> {
-    const rows = await playlists.songsOfPlaylists(q, db.dialect, ids, SONGS_PER_READ);
-    if (rows.length < SONGS_PER_READ) return rows;
-    return large.run(async () => {
-      for (let last = rows.at(-1); last !== undefined;) {
-        await nextTurn();
-        const after = { playlistId: last.playlist_id, position: last.position };
-        const more = await playlists.songsOfPlaylists(q, db.dialect, ids, SONGS_PER_READ, after);
-        for (const row of more) rows.push(row);
-        last = more.length < SONGS_PER_READ ? undefined : more.at(-1);
-      }
-      return rows;
-    });
-  }
-
-  async function withSongs(heads: playlists.PlaylistHead[]): Promise<PlaylistWithSongs[]> {
-    const rows = await songsOfPage(heads.map((h) => h.id));
+  /** The page's playlists with their songs, from the entries in playlist and position order. */
+  function assemble(heads: readonly playlists.PlaylistHead[], rows: readonly playlists.PlaylistSongRow[]) {
     const byPlaylist = new Map<number, PlaylistWithSongs>();
     const result = heads.map((h) => {
       const playlist: PlaylistWithSongs = { id: h.id, name: h.name, songs: [] };
@@ -79,6 +59,27 @@ export function playlistService(db: Db, limits: Limits) {
     for (const row of rows)
       byPlaylist.get(row.playlist_id)?.songs.push({ id: row.id, title: row.title, artist: row.artist });
     return result;
+  }
+
+  /**
+   * A page as JSON bytes. Most pages fit in one read; a page of long playlists (up to 100 000 songs, 7 MB) is read
+   * and written a piece at a time with the event loop free in between, and only a few such pages are built at
+   * once, so that other users' small requests are not held up behind them (nor behind the garbage they leave).
+   */
+  async function pageJson(heads: readonly playlists.PlaylistHead[]): Promise<Buffer> {
+    const ids = heads.map((h) => h.id);
+    const rows = await playlists.songsOfPlaylists(q, db.dialect, ids, SONGS_PER_READ);
+    if (rows.length < SONGS_PER_READ) return playlistPageJson(assemble(heads, rows));
+    return longPages.run(async () => {
+      for (let last = rows.at(-1); last !== undefined;) {
+        await nextTurn();
+        const after = { playlistId: last.playlist_id, position: last.position };
+        const more = await playlists.songsOfPlaylists(q, db.dialect, ids, SONGS_PER_READ, after);
+        for (const row of more) rows.push(row);
+        last = more.length < SONGS_PER_READ ? undefined : more.at(-1);
+      }
+      return playlistPageJson(assemble(heads, rows));
+    });
   }
 
   async function create(userId: number, input: NewPlaylist): Promise<PlaylistWithSongs> {
@@ -111,7 +112,7 @@ export function playlistService(db: Db, limits: Limits) {
   return {
     create(userId: number, input: NewPlaylist): Promise<PlaylistWithSongs> {
       // A long playlist takes tens of milliseconds of the event loop to check, index and write: a few at a time.
-      return input.songIds.length > LONG_PLAYLIST ? large.run(() => create(userId, input)) : create(userId, input);
+      return input.songIds.length > LONG_PLAYLIST ? longCreates.run(() => create(userId, input)) : create(userId, input);
     },
 
     async get(userId: number, id: number): Promise<PlaylistWithSongs> {
@@ -136,17 +137,18 @@ export function playlistService(db: Db, limits: Limits) {
       if (!deleted) throw await missing(id, userId);
     },
 
-    async list(userId: number, page: PageQuery): Promise<Page<PlaylistWithSongs>> {
+    /** A page of the caller's playlists, as the JSON array the API answers with, and how many match in all. */
+    async list(userId: number, page: PageQuery): Promise<Page> {
       const words = searchWords(page.search ?? '');
       if (words.length === 0) {
         const [heads, total] = await Promise.all([
           playlists.listPlaylists(q, userId, page.limit, page.offset),
           playlists.countPlaylists(q, userId),
         ]);
-        return { items: await withSongs(heads), total };
+        return { json: await pageJson(heads), total };
       }
       const owned = await playlists.countPlaylists(q, userId);
-      if (owned === 0) return { items: [], total: 0 };
+      if (owned === 0) return { json: await pageJson([]), total: 0 };
       const { heads, total } = await playlists.searchPlaylists(
         q,
         db.dialect,
@@ -156,7 +158,7 @@ export function playlistService(db: Db, limits: Limits) {
         page.limit,
         page.offset,
       );
-      return { items: await withSongs(heads), total };
+      return { json: await pageJson(heads), total };
     },
   };
 }
