@@ -112,7 +112,9 @@ export function playlistService(db: Db, limits: Limits) {
   return {
     create(userId: number, input: NewPlaylist): Promise<PlaylistWithSongs> {
       // A long playlist takes tens of milliseconds of the event loop to check, index and write: a few at a time.
-      return input.songIds.length > LONG_PLAYLIST ? longCreates.run(() => create(userId, input)) : create(userId, input);
+      return input.songIds.length > LONG_PLAYLIST
+        ? longCreates.run(() => create(userId, input))
+        : create(userId, input);
     },
 
     async get(userId: number, id: number): Promise<PlaylistWithSongs> {
