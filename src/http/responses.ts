@@ -36,7 +36,10 @@ export const AUTHENTICATED_ERRORS = {
   401: error('The credential is missing, malformed or wrong.', HEADERS.wwwAuthenticate),
   429: error('Too many failed sign-in attempts, or the configured rate limit is reached.', HEADERS.retryAfter),
   500: error('An unexpected fault; `logdata.entry` finds it in the server log.'),
-  503: error('The database is unreachable or the service is shutting down.', HEADERS.retryAfter),
+  503: error(
+    'The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down.',
+    HEADERS.retryAfter,
+  ),
 };
 
 export const BAD_REQUEST = error('A bad parameter, id or body: `errormsg` names the field and the rule.');
