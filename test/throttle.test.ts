@@ -91,6 +91,23 @@ describe('the sign-in throttle', () => {
       agent.destroy();
     }
   });
+
+  it('keeps a burst of different names from one address from filling the queue everyone else waits in', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    try {
+      const guesses = Array.from({ length: 300 }, (_v, i) =>
+        getFrom(list, '127.0.0.7', { security: basicAuth(`name${i}`, 'guess') }, agent),
+      );
+      const owner = getFrom(list, '127.0.0.8', { security: basicAuth('bob', 'right horse') });
+      const replies = await Promise.all(guesses);
+      // A few at a time from one address reach a hash; the rest are refused with 429, none with 503.
+      expect(count(replies, 503)).toBe(0);
+      expect(count(replies, 401) + count(replies, 429)).toBe(300);
+      expect((await owner).status).toBe(200);
+    } finally {
+      agent.destroy();
+    }
+  });
 });
 
 describe('a client that starts with many connections at once', () => {
@@ -176,6 +193,14 @@ describe('trusted proxies', () => {
       }
       expect(statuses.slice(0, 20)).toEqual(Array<number>(20).fill(401));
       expect(statuses.slice(20)).toEqual(Array<number>(10).fill(429));
+      // The address is the one the proxy saw: another client behind the same proxy still has its own budget.
+      const neighbour = await t.app.inject({
+        method: 'GET',
+        url: '/v3/playlist',
+        headers: { security: basicAuth('sprayed0', 'wrong'), 'x-forwarded-for': '203.0.113.10' },
+        remoteAddress: '10.0.0.1',
+      });
+      expect(neighbour.statusCode).toBe(401);
     } finally {
       await t.close();
     }

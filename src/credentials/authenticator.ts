@@ -77,7 +77,7 @@ export class Authenticator {
         throw unauthorized('The credential is malformed: send Basic base64(user:password).');
       case 'too-long':
         // Never hashed, but counted like any wrong password.
-        this.begin(result.name, address);
+        this.throttle.finished(this.begin(result.name, address));
         throw unauthorized(WRONG);
       case 'ok':
         break;
@@ -107,12 +107,16 @@ export class Authenticator {
   /** One sign-in attempt: counted, then the password checked; the user, or undefined for a wrong credential. */
   private async signIn(name: string, password: string, address: string): Promise<Verified | undefined> {
     const attempt = this.begin(name, address);
-    const user = await findUserByName(this.db.kysely, name);
-    const stored = user?.password_hash ?? (await this.dummyHash);
-    const ok = await this.hashing.run(() => verifyPassword(password, stored));
-    if (user === undefined || !ok) return undefined;
-    this.throttle.succeeded(attempt);
-    return { userId: user.id, name: user.name, passwordHash: user.password_hash, checkedAt: this.now() };
+    try {
+      const user = await findUserByName(this.db.kysely, name);
+      const stored = user?.password_hash ?? (await this.dummyHash);
+      const ok = await this.hashing.run(() => verifyPassword(password, stored));
+      if (user === undefined || !ok) return undefined;
+      this.throttle.succeeded(attempt);
+      return { userId: user.id, name: user.name, passwordHash: user.password_hash, checkedAt: this.now() };
+    } finally {
+      this.throttle.finished(attempt);
+    }
   }
 
   /** Counts a sign-in attempt as failed until it succeeds; 429 when a budget is spent. */

@@ -15,7 +15,11 @@ export interface ThrottlePolicy {
 export interface Attempt {
   readonly keys: readonly string[];
   readonly known: string;
+  readonly address: string;
 }
+
+/** Sign-ins from one address checked at the same time; more are refused at once and not counted. */
+const IN_FLIGHT_PER_ADDRESS = 4;
 
 interface Window {
   count: number;
@@ -33,6 +37,7 @@ export class SignInThrottle {
   readonly #windows = new LRUCache<string, Window>({ max: 200_000 });
   /** When each address that signed in as a name stops being known for it. */
   readonly #known = new LRUCache<string, number>({ max: 100_000 });
+  readonly #inFlight = new Map<string, number>();
 
   constructor(
     private readonly policy: ThrottlePolicy,
@@ -42,6 +47,9 @@ export class SignInThrottle {
   /** Counts the attempt, or returns the seconds to wait when a budget is spent. */
   begin(name: string, address: string): Attempt | { readonly retryAfterSeconds: number } {
     const now = this.now();
+    // A burst of different names from one address must not fill the hash queue that every other client waits in.
+    const inFlight = this.#inFlight.get(address) ?? 0;
+    if (inFlight >= IN_FLIGHT_PER_ADDRESS) return { retryAfterSeconds: 1 };
     const known = `${address}\u0000${name}`;
     const budgets: [string, number][] = [
       [`an:${known}`, this.policy.perAddressAndName],
@@ -56,7 +64,15 @@ export class SignInThrottle {
     }
     const keys = budgets.map(([key]) => key);
     for (const key of keys) this.#window(key, now, true)!.count += 1;
-    return { keys, known };
+    this.#inFlight.set(address, inFlight + 1);
+    return { keys, known, address };
+  }
+
+  /** The attempt's check is over, whichever way it went. */
+  finished(attempt: Attempt): void {
+    const left = (this.#inFlight.get(attempt.address) ?? 1) - 1;
+    if (left <= 0) this.#inFlight.delete(attempt.address);
+    else this.#inFlight.set(attempt.address, left);
   }
 
   /** The attempt succeeded: it is not a failure, and its address is known for its name. */
