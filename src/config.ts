@@ -18,9 +18,12 @@ export interface DatabaseTimeouts {
   readonly startTimeoutMs: number;
 }
 
-export type DatabaseConfig =
-  | ({ readonly dialect: 'sqlite'; readonly file: string; readonly url: string } & DatabaseTimeouts)
-  | ({ readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number } & DatabaseTimeouts);
+/** Which database, from `DATABASE_URL` (and the pool size for PostgreSQL). */
+type DatabaseLocation =
+  | { readonly dialect: 'sqlite'; readonly file: string; readonly url: string }
+  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
+
+export type DatabaseConfig = DatabaseLocation & DatabaseTimeouts;
 
 export interface Limits {
   readonly nameMaxLength: number;
@@ -184,10 +187,6 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return deepFreeze(config);
 }
-
-type DatabaseLocation =
-  | { readonly dialect: 'sqlite'; readonly file: string; readonly url: string }
-  | { readonly dialect: 'postgres'; readonly url: string; readonly poolSize: number };
 
 function parseDatabaseUrl(url: string, poolSize = 10): DatabaseLocation {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {

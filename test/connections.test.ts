@@ -64,6 +64,16 @@ function holdConnection(url: string, localAddress: string): Promise<{ socket: So
   });
 }
 
+/** Writes `text` on the socket every `everyMs` until it closes: a client that sends its request very slowly. */
+const trickle = (text: string, everyMs: number) => (socket: Socket) => {
+  const timer = setInterval(() => {
+    if (!socket.destroyed) socket.write(text);
+  }, everyMs);
+  socket.once('close', () => {
+    clearInterval(timer);
+  });
+};
+
 describe('timeouts and malformed requests on a listening server', () => {
   let database: TestDatabase;
   let server: ServerProcess;
@@ -98,14 +108,7 @@ describe('timeouts and malformed requests on a listening server', () => {
         send: head,
         localAddress: '127.0.0.2',
         deadlineMs: REQUEST_TIMEOUT_MS + SLACK_MS + 3000,
-        onConnect: (socket) => {
-          const timer = setInterval(() => {
-            if (!socket.destroyed) socket.write(' ');
-          }, 250);
-          socket.once('close', () => {
-            clearInterval(timer);
-          });
-        },
+        onConnect: trickle(' ', 250),
       }),
     );
     const trickling = { settled: false };
@@ -143,14 +146,7 @@ describe('timeouts and malformed requests on a listening server', () => {
       send: 'GET /healthz HTTP/1.1\r\nHost: mixtape\r\nX-Slow: ',
       localAddress: '127.0.0.2',
       deadlineMs: HEADERS_TIMEOUT_MS + SLACK_MS + 3000,
-      onConnect: (socket) => {
-        const timer = setInterval(() => {
-          if (!socket.destroyed) socket.write('a');
-        }, 200);
-        socket.once('close', () => {
-          clearInterval(timer);
-        });
-      },
+      onConnect: trickle('a', 200),
     });
     expectErrorAnswer(answer, 408, 'slow headers');
     expect(answer.closedAfterMs).toBeLessThanOrEqual(HEADERS_TIMEOUT_MS + SLACK_MS);

@@ -2,8 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, PG_ADMIN_URL, type TestDatabase } from './helpers/databases.js';
 import { createPrivatePostgres, type PrivatePostgres } from './helpers/private-postgres.js';
+import { basic } from './helpers/app.js';
 import { killAllServers, runServeExpectingExit, startServer } from './helpers/server-process.js';
-import { basicAuth, call, eventually, isErrorBody, sleep, type Answer } from './helpers/traffic.js';
+import { call, eventually, isErrorBody, sleep, type Answer } from './helpers/traffic.js';
 
 /**
  * PostgreSQL faults against the real service: backends terminated under load (on the shared server, only this
@@ -12,7 +13,7 @@ import { basicAuth, call, eventually, isErrorBody, sleep, type Answer } from './
  * acknowledged write.
  */
 
-const SECURITY = basicAuth('fault', 'tolerant');
+const SECURITY = basic('fault', 'tolerant');
 const TIMEOUTS = { DATABASE_QUERY_TIMEOUT_MS: '1000', DATABASE_CONNECT_TIMEOUT_MS: '1000' };
 
 interface Created {

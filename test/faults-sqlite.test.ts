@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { basic } from './helpers/app.js';
 import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
-import { basicAuth, call, eventually, isErrorBody, type Answer } from './helpers/traffic.js';
+import { call, eventually, isErrorBody, type Answer } from './helpers/traffic.js';
 
 /**
  * SQLite faults against the real service: a disk that fills up or turns read-only, and another process that holds
@@ -14,7 +15,7 @@ import { basicAuth, call, eventually, isErrorBody, type Answer } from './helpers
  * answering, /readyz tells, and service resumes by itself once the disk is back.
  */
 
-const SECURITY = basicAuth('disk', 'full');
+const SECURITY = basic('disk', 'full');
 const headers = { security: SECURITY };
 
 const create = (server: ServerProcess, name: string) =>
@@ -58,36 +59,24 @@ function unmount(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** Writes a file until the file system has no room left; returns its path. */
+/** Writes a file until the file system has no room left, in large writes and then small ones; returns its path. */
 function fillUp(dir: string): string {
   const path = join(dir, 'filler');
   const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(16 * 1024, 1);
   try {
-    for (let i = 0; i < 4096; i++) {
-      try {
-        writeSync(fd, chunk);
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'ENOSPC') throw error;
-        // Take the last bytes too: a smaller write may still fit.
-        if (chunk.length === 1) return path;
-        return fillUpSmall(fd, path);
+    for (const size of [16 * 1024, 512]) {
+      const chunk = Buffer.alloc(size, 1);
+      for (let i = 0; i < 100_000; i++) {
+        try {
+          writeSync(fd, chunk);
+        } catch (error) {
+          if ((error as { code?: string }).code !== 'ENOSPC') throw error;
+          break;
+        }
       }
     }
   } finally {
     closeSync(fd);
-  }
-  throw new Error('the file system did not fill up');
-}
-
-function fillUpSmall(fd: number, path: string): string {
-  const byte = Buffer.alloc(512, 1);
-  for (let i = 0; i < 100_000; i++) {
-    try {
-      writeSync(fd, byte);
-    } catch {
-      return path;
-    }
   }
   return path;
 }

@@ -1,10 +1,10 @@
 import { request, Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { createTestApp } from './helpers/app.js';
+import { basic, createTestApp } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/databases.js';
 import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
-import { basicAuth, isErrorBody } from './helpers/traffic.js';
+import { isErrorBody } from './helpers/traffic.js';
 
 /**
  * The sign-in throttle against the real service, with clients on distinct loopback addresses: a guesser spends
@@ -60,15 +60,15 @@ describe('the sign-in throttle', () => {
     for (let i = 0; i < 10; i++) {
       // An over-long password is never hashed, and still counted.
       const password = i % 2 === 0 ? `guess ${i}` : 'x'.repeat(1100);
-      wrong.push(await getFrom(list, '127.0.0.2', { security: basicAuth('bob', password) }));
+      wrong.push(await getFrom(list, '127.0.0.2', { security: basic('bob', password) }));
     }
     expect(wrong.map((r) => r.status)).toEqual(Array<number>(10).fill(401));
-    const locked = await getFrom(list, '127.0.0.2', { security: basicAuth('bob', 'right horse') });
+    const locked = await getFrom(list, '127.0.0.2', { security: basic('bob', 'right horse') });
     expect(locked.status).toBe(429);
     expect(Number(locked.retryAfter)).toBeGreaterThan(0);
     expect(isErrorBody(locked.body)).toBe(true);
 
-    const owner = await getFrom(list, '127.0.0.3', { security: basicAuth('bob', 'right horse') });
+    const owner = await getFrom(list, '127.0.0.3', { security: basic('bob', 'right horse') });
     expect(owner.status, owner.body).toBe(200);
   });
 
@@ -76,9 +76,9 @@ describe('the sign-in throttle', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 64 });
     try {
       const guesses = Array.from({ length: 300 }, (_v, i) =>
-        getFrom(list, '127.0.0.4', { security: basicAuth('bob', `concurrent ${i}`) }, agent),
+        getFrom(list, '127.0.0.4', { security: basic('bob', `concurrent ${i}`) }, agent),
       );
-      const owner = getFrom(list, '127.0.0.5', { security: basicAuth('bob', 'right horse') });
+      const owner = getFrom(list, '127.0.0.5', { security: basic('bob', 'right horse') });
       const replies = await Promise.all(guesses);
       // At most the address-and-name budget (10) reach a hash; every other guess is refused at once.
       expect(count(replies, 401)).toBeLessThanOrEqual(10);
@@ -96,9 +96,9 @@ describe('the sign-in throttle', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 64 });
     try {
       const guesses = Array.from({ length: 300 }, (_v, i) =>
-        getFrom(list, '127.0.0.7', { security: basicAuth(`name${i}`, 'guess') }, agent),
+        getFrom(list, '127.0.0.7', { security: basic(`name${i}`, 'guess') }, agent),
       );
-      const owner = getFrom(list, '127.0.0.8', { security: basicAuth('bob', 'right horse') });
+      const owner = getFrom(list, '127.0.0.8', { security: basic('bob', 'right horse') });
       const replies = await Promise.all(guesses);
       // A few at a time from one address reach a hash; the rest are refused with 429, none with 503.
       expect(count(replies, 503)).toBe(0);
@@ -119,7 +119,7 @@ describe('a client that starts with many connections at once', () => {
       try {
         const replies = await Promise.all(
           Array.from({ length: 40 }, () =>
-            getFrom(`${server.url}/v3/playlist`, '127.0.0.6', { security: basicAuth('eve', 'many at once') }, agent),
+            getFrom(`${server.url}/v3/playlist`, '127.0.0.6', { security: basic('eve', 'many at once') }, agent),
           ),
         );
         expect(replies.map((r) => r.status)).toEqual(Array<number>(40).fill(200));
@@ -143,7 +143,7 @@ describe('hashing with bounded concurrency', () => {
           t.app.inject({
             method: 'GET',
             url: '/v3/playlist',
-            headers: { security: basicAuth(`guest${i}`, 'wrong') },
+            headers: { security: basic(`guest${i}`, 'wrong') },
             remoteAddress: `10.0.0.${i + 1}`,
           }),
         ),
@@ -183,7 +183,7 @@ describe('trusted proxies', () => {
           method: 'GET',
           url: '/v3/playlist',
           headers: {
-            security: basicAuth(`sprayed${i}`, 'wrong'),
+            security: basic(`sprayed${i}`, 'wrong'),
             // The client writes the first address; the proxy appends the one it saw.
             'x-forwarded-for': `198.51.100.${i}, 203.0.113.9`,
           },
@@ -197,7 +197,7 @@ describe('trusted proxies', () => {
       const neighbour = await t.app.inject({
         method: 'GET',
         url: '/v3/playlist',
-        headers: { security: basicAuth('sprayed0', 'wrong'), 'x-forwarded-for': '203.0.113.10' },
+        headers: { security: basic('sprayed0', 'wrong'), 'x-forwarded-for': '203.0.113.10' },
         remoteAddress: '10.0.0.1',
       });
       expect(neighbour.statusCode).toBe(401);

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../bench/service.js';
 
 /**
  * A PostgreSQL cluster of the test's own, in a temporary folder on a free port, for faults that must never touch the
@@ -29,20 +29,6 @@ function binDir(): string {
   const latest = versions.at(-1);
   if (latest === undefined) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql');
   return join('/usr/lib/postgresql', latest, 'bin');
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
 }
 
 const asPostgres = (command: string, args: string[]) =>

@@ -1,8 +1,5 @@
 /** Small HTTP clients for the fault and abuse tests: every call bounded in time. */
 
-export const basicAuth = (name: string, password: string): string =>
-  `Basic ${Buffer.from(`${name}:${password}`, 'utf8').toString('base64')}`;
-
 export interface Answer {
   readonly status: number;
   readonly ms: number;
