@@ -146,8 +146,9 @@ async function postgresWriter(client: pg.Client): Promise<DatasetWriter> {
         [batch.entryPlaylistIds, batch.entryPositions, batch.entrySongIds],
       );
       await client.query(
-        `INSERT INTO playlist_search (playlist_id, doc) SELECT * FROM unnest($1::bigint[], $2::text[])`,
-        [batch.ids, batch.docs],
+        `INSERT INTO playlist_documents (owner_id, playlist_id, doc)
+         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[])`,
+        [batch.ownerIds, batch.ids, batch.docs],
       );
       await client.query('COMMIT');
     },

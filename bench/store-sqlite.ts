@@ -58,7 +58,7 @@ export function sqliteStore(file: string): DatasetStore {
     reset(meta) {
       const sqlite = open();
       try {
-        // Cascades to the entries; the service's trigger removes the search documents.
+        // Cascades to the entries; the service's triggers remove the search documents and log the deletes.
         sqlite.pragma('foreign_keys = ON');
         const removed = sqlite.transaction(() => {
           sqlite
@@ -110,7 +110,8 @@ function sqliteWriter(sqlite: SQLite.Database): DatasetWriter {
 
   const insertPlaylist = sqlite.prepare('INSERT INTO playlists (id, owner_id, name, created_at) VALUES (?, ?, ?, ?)');
   const insertEntry = sqlite.prepare('INSERT INTO playlist_songs (playlist_id, position, song_id) VALUES (?, ?, ?)');
-  const insertDocument = sqlite.prepare('INSERT INTO playlist_search (rowid, doc) VALUES (?, ?)');
+  const insertDocument = sqlite.prepare('INSERT INTO playlist_documents (owner_id, playlist_id, doc) VALUES (?, ?, ?)');
+  const insertTrigrams = sqlite.prepare('INSERT INTO playlist_trigrams (rowid, doc) VALUES (?, ?)');
 
   return {
     insertUsers(users, passwordHash, createdAt) {
@@ -137,7 +138,8 @@ function sqliteWriter(sqlite: SQLite.Database): DatasetWriter {
       sqlite.transaction(() => {
         for (let i = 0; i < batch.ids.length; i += 1) {
           insertPlaylist.run(batch.ids[i], batch.ownerIds[i], batch.names[i], batch.createdAt[i]);
-          insertDocument.run(batch.ids[i], batch.docs[i]);
+          insertDocument.run(batch.ownerIds[i], batch.ids[i], batch.docs[i]);
+          insertTrigrams.run(batch.ids[i], batch.docs[i]);
         }
         for (let i = 0; i < batch.entryPlaylistIds.length; i += 1) {
           insertEntry.run(batch.entryPlaylistIds[i], batch.entryPositions[i], batch.entrySongIds[i]);

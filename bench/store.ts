@@ -31,7 +31,7 @@ export interface DatasetWriter {
 }
 
 /** The tables whose secondary indexes are dropped during the bulk load and rebuilt after it, from their own DDL. */
-export const BULK_TABLES = ['playlists', 'playlist_songs', 'playlist_search'] as const;
+export const BULK_TABLES = ['playlists', 'playlist_songs', 'playlist_documents'] as const;
 
 /** The table, next to the service's, that holds a `DatasetMeta` as JSON. */
 export const META_TABLE = 'bench_dataset';

@@ -124,7 +124,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   await registerOpenApi(app);
   const authenticate = authenticateHook(app, new Authenticator(db, config.auth));
   const registry = new Registry();
-  const playlists = playlistService(db, limits);
+  const playlists = playlistService(db, limits, config.playlistCacheBytes);
   playlistRoutes(app, { playlists, limits, authenticate });
   coverRoutes(app, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
   songRoutes(app, { songs: songService(db), limits, authenticate });

@@ -81,6 +81,8 @@ export interface Config {
   readonly limits: Limits;
   readonly auth: AuthConfig;
   readonly images: ImageConfig;
+  /** Memory for playlists' answers (JSON bytes), in bytes; 0 switches the cache off. */
+  readonly playlistCacheBytes: number;
   readonly server: ServerConfig;
   /** Requests per minute per client address; 0 switches general rate limiting off. */
   readonly rateLimitPerMinute: number;
@@ -163,6 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
       renders: read.int('MIXTAPE_IMAGE_RENDERS', 2, 1, 256),
       queue: read.int('MIXTAPE_IMAGE_QUEUE', 16, 0, 100_000),
     },
+    playlistCacheBytes: read.int('MIXTAPE_PLAYLIST_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
     server: {
       requestTimeoutMs: read.int('MIXTAPE_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
       headersTimeoutMs: read.int('MIXTAPE_HEADERS_TIMEOUT_SECONDS', 10, 1, 3600) * 1000,

@@ -6,6 +6,9 @@ import { openDatabase, type Db } from './db/database.js';
 import { isDatabaseUnavailable } from './db/faults.js';
 import { prepareDatabase, StartError } from './startup.js';
 
+/** SQLite: how often the WAL is copied back into the database file, off the event loop. */
+const CHECKPOINT_INTERVAL_MS = 100;
+
 /**
  * Migrates and seeds, retrying with a growing pause while the database cannot be reached (it may be starting
  * too), one log line per attempt, for at most `startTimeoutMs`.
@@ -38,6 +41,13 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   const db = openDatabase(config.database, {
     onConnectionError: (error) => {
       log.current?.warn({ err: error }, 'a database connection failed; it will be replaced');
+    },
+    backgroundCheckpoints: {
+      intervalMs: CHECKPOINT_INTERVAL_MS,
+      onReport: (report) => {
+        if (report.ok) log.current?.info('WAL checkpoints succeed again');
+        else log.current?.warn({ reason: report.error }, 'a WAL checkpoint failed; the WAL grows until one succeeds');
+      },
     },
   });
   const app = await buildApp({ config, db, logger: loggerOptions(config, process.stdout.isTTY) });

@@ -5,7 +5,7 @@ import { DIALECTS } from './helpers/databases.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 
 // Search must be able to use its trigram index rather than scan every playlist (DESIGN.md section 5), and a small
-// library is read through the owner index, so that its cost does not depend on everyone else's playlists.
+// library is read through its owner's key, so that its cost does not depend on everyone else's playlists.
 for (const dialect of DIALECTS) {
   describe(`search plan on ${dialect}`, () => {
     let t: TestApp;
@@ -19,8 +19,8 @@ for (const dialect of DIALECTS) {
           SELECT 1, 'List ' || g, 0 FROM generate_series(1, 50000) g`.execute(t.db.kysely);
         await sql`INSERT INTO playlists (owner_id, name, created_at)
           SELECT 2, 'Small ' || g, 0 FROM generate_series(1, 10) g`.execute(t.db.kysely);
-        await sql`INSERT INTO playlist_search (playlist_id, doc)
-          SELECT id, lower(name) || ' ' || md5(id::text) FROM playlists`.execute(t.db.kysely);
+        await sql`INSERT INTO playlist_documents (owner_id, playlist_id, doc)
+          SELECT owner_id, id, lower(name) || ' ' || md5(id::text) FROM playlists`.execute(t.db.kysely);
         await sql`VACUUM ANALYZE`.execute(t.db.kysely);
       }
     });
@@ -37,11 +37,11 @@ for (const dialect of DIALECTS) {
       return result.rows.map((row) => row.detail ?? row['QUERY PLAN']).join('\n');
     };
     const index =
-      dialect === 'sqlite' ? /playlist_search VIRTUAL TABLE INDEX \d+:M/ : /Index Scan on playlist_search_doc/;
+      dialect === 'sqlite' ? /playlist_trigrams VIRTUAL TABLE INDEX \d+:M/ : /Index Scan on playlist_documents_doc/;
 
     const large = SCAN_OWNER_UP_TO + 1;
     const ownerIndex =
-      dialect === 'sqlite' ? /INDEX playlists_owner_id \(owner_id=\?\)/ : /Index.* using playlists_owner_id/;
+      dialect === 'sqlite' ? /USING PRIMARY KEY \(owner_id=\?\)/ : /Index.* using playlist_documents_pk/;
 
     it('finds the page of matches of a large library through the trigram index', async () => {
       const words = ['zqxjv', 'vibes'];

@@ -120,7 +120,11 @@ async function rebuildSearchDocuments(db: Db, songIds: readonly number[]): Promi
   ).map((r) => r.playlist_id);
   for (const playlistId of playlistIds) {
     await db.kysely.transaction().execute(async (trx) => {
-      const playlist = await trx.selectFrom('playlists').select('name').where('id', '=', playlistId).executeTakeFirst();
+      const playlist = await trx
+        .selectFrom('playlists')
+        .select(['name', 'owner_id'])
+        .where('id', '=', playlistId)
+        .executeTakeFirst();
       if (playlist === undefined) return;
       const songs = await trx
         .selectFrom('playlist_songs as ps')
@@ -128,7 +132,8 @@ async function rebuildSearchDocuments(db: Db, songIds: readonly number[]): Promi
         .select(['s.title', 's.artist', 's.genre'])
         .where('ps.playlist_id', '=', playlistId)
         .execute();
-      await replaceSearchDocument(trx, db.dialect, playlistId, playlistDocument(playlist.name, songs));
+      const doc = playlistDocument(playlist.name, songs);
+      await replaceSearchDocument(trx, db.dialect, playlist.owner_id, playlistId, doc);
     });
   }
 }

@@ -1,9 +1,10 @@
 import { Kysely, PostgresDialect, sql, type CompiledQuery, type LogEvent } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
+import { startCheckpointer, type CheckpointReport } from './checkpointer.js';
 import { withTimeout } from './faults.js';
 import { openPostgresPool } from './postgres.js';
 import type { Database } from './schema.js';
-import { ImmediateSqliteDialect, openSqlite, withStatementCache } from './sqlite.js';
+import { AUTO_CHECKPOINT_PAGES, ImmediateSqliteDialect, openSqlite, withStatementCache } from './sqlite.js';
 import { WriteBatcher, type WriteWork } from './write-batch.js';
 
 export type Dialect = DatabaseConfig['dialect'];
@@ -22,6 +23,11 @@ export interface Db {
    * failed (a full disk, say); rejects otherwise.
    */
   ready(timeoutMs: number): Promise<void>;
+  /**
+   * SQLite only: a number that changes whenever another connection (another process, or this process's writer)
+   * has committed since the last call, read without I/O (`PRAGMA data_version`).
+   */
+  readonly dataVersion?: () => number;
   close(): Promise<void>;
 }
 
@@ -35,17 +41,25 @@ export interface DatabaseOptions {
    * waits for another process's write lock, blocking its thread. The service's own writes never block.
    */
   readonly sqliteBusyTimeoutMs?: number;
+  /**
+   * SQLite: checkpoint the WAL on a thread of its own this often, instead of inside whichever commit crosses the
+   * threshold (the service does; short-lived commands keep SQLite's automatic checkpoints).
+   */
+  readonly backgroundCheckpoints?: {
+    readonly intervalMs: number;
+    readonly onReport: (report: CheckpointReport) => void;
+  };
 }
 
 export function openDatabase(config: DatabaseConfig, options: DatabaseOptions = {}): Db {
-  const { onQuery, onConnectionError = () => {}, sqliteBusyTimeoutMs = 5000 } = options;
+  const { onQuery, onConnectionError = () => {}, sqliteBusyTimeoutMs = 5000, backgroundCheckpoints } = options;
   const log =
     onQuery === undefined
       ? undefined
       : (event: LogEvent) => {
           if (event.level === 'query') onQuery(event.query);
         };
-  if (config.dialect === 'sqlite') return openSqliteDb(config, sqliteBusyTimeoutMs, log);
+  if (config.dialect === 'sqlite') return openSqliteDb(config, sqliteBusyTimeoutMs, log, backgroundCheckpoints);
   const kysely = new Kysely<Database>({
     log,
     dialect: new PostgresDialect({ pool: openPostgresPool(config, { onConnectionError }) }),
@@ -68,14 +82,40 @@ function openSqliteDb(
   config: Extract<DatabaseConfig, { dialect: 'sqlite' }>,
   busyTimeoutMs: number,
   log: ((event: LogEvent) => void) | undefined,
+  checkpoints: DatabaseOptions['backgroundCheckpoints'],
 ): Db {
-  const open = (busy: number) =>
-    new Kysely<Database>({
-      dialect: new ImmediateSqliteDialect({ database: withStatementCache(openSqlite(config.file, busy)) }),
+  const open = (busy: number) => {
+    const sqlite = openSqlite(config.file, busy);
+    const kysely = new Kysely<Database>({
+      dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
       log,
     });
-  const kysely = open(busyTimeoutMs);
-  const writer = config.file === ':memory:' ? kysely : open(0);
+    return { sqlite, kysely };
+  };
+  const memory = config.file === ':memory:';
+  const reader = open(busyTimeoutMs);
+  const kysely = reader.kysely;
+  const writerConnection = memory ? reader : open(0);
+  const writer = writerConnection.kysely;
+  // The last checkpoint failed (a full disk, say): the file does not take writes, whatever a small one shows.
+  let checkpointFailure: string | undefined;
+  const report = (event: CheckpointReport) => {
+    checkpointFailure = event.ok ? undefined : event.error;
+    checkpoints?.onReport(event);
+  };
+  const checkpointer =
+    checkpoints === undefined || memory
+      ? undefined
+      : startCheckpointer(config.file, checkpoints.intervalMs, report, (error) => {
+          // Without the thread, the writer checkpoints by itself again.
+          writerConnection.sqlite.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+          checkpoints.onReport({ ok: false, error: `background checkpoints stopped: ${String(error)}` });
+        });
+  if (checkpointer !== undefined) writerConnection.sqlite.pragma('wal_autocheckpoint = 0');
+  // A single in-memory connection sees no commits from another one: every call reports a change.
+  let calls = 0;
+  const dataVersionStatement = memory ? undefined : reader.sqlite.prepare('PRAGMA data_version').pluck();
+  const dataVersion = () => (dataVersionStatement === undefined ? ++calls : (dataVersionStatement.get() as number));
   const batcher = new WriteBatcher(writer, config.queryTimeoutMs);
   const probe = (trx: Kysely<Database>) =>
     sql`INSERT INTO service_probe (id, checked_at) VALUES (1, ${Date.now()})
@@ -84,12 +124,15 @@ function openSqliteDb(
     kysely,
     dialect: 'sqlite',
     write: (work) => batcher.run(work),
+    dataVersion,
     async ready(timeoutMs) {
       // After a failed write, only a write that commits shows that the disk takes writes again.
+      if (checkpointFailure !== undefined) throw new Error(`WAL checkpoints fail: ${checkpointFailure}`);
       const check = batcher.failure === undefined ? sql`SELECT 1`.execute(kysely) : batcher.run(probe);
       await withTimeout(check, timeoutMs, 'SQLite');
     },
     async close() {
+      await checkpointer?.stop();
       if (writer !== kysely) await writer.destroy();
       await kysely.destroy();
     },

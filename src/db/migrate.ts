@@ -3,9 +3,14 @@ import type { Db } from './database.js';
 import type { Database } from './schema.js';
 import * as initial from './migrations/2026-11-20-initial.js';
 import * as serviceProbe from './migrations/2026-11-23-service-probe.js';
+import * as serving from './migrations/2026-11-24-serving.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
-const MIGRATIONS = { '2026-11-20-initial': initial, '2026-11-23-service-probe': serviceProbe } as const;
+const MIGRATIONS = {
+  '2026-11-20-initial': initial,
+  '2026-11-23-service-probe': serviceProbe,
+  '2026-11-24-serving': serving,
+} as const;
 
 class StaticMigrationProvider implements MigrationProvider {
   constructor(private readonly db: Db) {}

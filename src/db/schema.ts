@@ -7,6 +7,10 @@ export interface Database {
   playlists: PlaylistTable;
   playlist_songs: PlaylistSongTable;
   deleted_playlists: DeletedPlaylistTable;
+  playlist_documents: PlaylistDocumentTable;
+  catalog_version: CatalogVersionTable;
+  /** SQLite only. */
+  playlist_changes: PlaylistChangeTable;
 }
 
 export interface UserTable {
@@ -44,6 +48,25 @@ export interface DeletedPlaylistTable {
   id: number;
   owner_id: number;
   deleted_at: number;
+}
+
+/** A playlist's search text (its name and its songs' titles, artists and genres, normalised), kept by owner. */
+export interface PlaylistDocumentTable {
+  owner_id: number;
+  playlist_id: number;
+  doc: string;
+}
+
+/** One row, counted up whenever a song's title, artist, album or duration changes. */
+export interface CatalogVersionTable {
+  id: number;
+  version: number;
+}
+
+/** Deleted playlist ids in the order of their deletes (the last 10 000). */
+export interface PlaylistChangeTable {
+  seq: Generated<number>;
+  playlist_id: number;
 }
 
 export type UserRow = Selectable<UserTable>;

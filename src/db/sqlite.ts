@@ -63,6 +63,9 @@ export function withStatementCache(sqlite: SQLite.Database, size = 1000): Sqlite
   };
 }
 
+/** Pages of WAL after which a commit checkpoints, when no background checkpointer runs. */
+export const AUTO_CHECKPOINT_PAGES = 10_000;
+
 /**
  * Opens a connection. better-sqlite3 runs on the event loop, so `busyTimeoutMs` is how long a statement may block
  * the whole process while another connection holds the lock: the service's writer sets it to 0 and waits for the
@@ -78,7 +81,7 @@ export function openSqlite(file: string, busyTimeoutMs: number): SQLite.Database
   sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
   // Checkpoint every 10 000 pages (40 MB of WAL) rather than 1 000: a page written by many commits is copied back
   // once, which lets concurrent creates run about a quarter faster (docs/benchmarks.md).
-  sqlite.pragma('wal_autocheckpoint = 10000');
+  sqlite.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
   return sqlite;
 }
 

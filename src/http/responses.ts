@@ -15,6 +15,42 @@ export const HEADERS = {
 
 const PRIVATE_JSON: HeaderDoc = { ...HEADERS.cacheControl, ...HEADERS.vary };
 
+/** `Cache-Control` of answers that may be kept by the caller's own cache if revalidated with their ETag. */
+export const REVALIDATE = 'private, no-cache';
+
+/** The headers of a JSON answer a client may keep and revalidate. */
+export function revalidatedHeaders(etag: string): HeaderDoc {
+  return {
+    ETag: header(etag),
+    'Cache-Control': header(
+      `\`${REVALIDATE}\`: only the caller's own cache may keep it, and it asks again (with \`If-None-Match\`) before using it.`,
+    ),
+    ...HEADERS.vary,
+  };
+}
+
+/** A JSON answer a client may keep and revalidate, with its schema. */
+export function revalidatedJson(description: string, schema: TSchema, etag: string, headers: HeaderDoc = {}) {
+  return {
+    description,
+    headers: { ...revalidatedHeaders(etag), ...headers },
+    content: { 'application/json': { schema } },
+  };
+}
+
+/** 304 to a matching `If-None-Match`. */
+export function notModified(description: string, etag: string, headers: HeaderDoc = {}) {
+  return { description, headers: { ...revalidatedHeaders(etag), ...headers }, type: 'null' };
+}
+
+/** The `If-None-Match` request header, for the OpenAPI description (Fastify validates it as any header). */
+export const IF_NONE_MATCH_HEADER = {
+  'if-none-match': {
+    type: 'string',
+    description: 'ETags from earlier answers: when one matches, the answer is 304 with no body.',
+  },
+} as const;
+
 /** A JSON response with its schema and the headers it carries. */
 export function json(description: string, schema: TSchema, headers: HeaderDoc = {}) {
   return { description, headers: { ...PRIVATE_JSON, ...headers }, content: { 'application/json': { schema } } };

@@ -1,25 +1,51 @@
+import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { playlistAnswer, type PlaylistAnswer } from './playlist.cache.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
 /** Songs serialized between two turns of the event loop. */
 const SONGS_PER_TURN = 2000;
 
 /**
- * A page of playlists as JSON bytes, the same text the `playlistwithsongs` schema describes (the objects carry
- * exactly its fields, in its order). A page can hold 100 000 songs, about 7 MB: it is written a piece at a time
- * with the event loop free in between, and with the engine's own JSON.stringify, which is several times faster
- * than a schema-compiled serializer on text this long.
+ * The answers of several playlists. A page can hold 100 000 songs, about 7 MB: it is written a playlist at a time
+ * with the event loop free every 2000 songs, and with the engine's own JSON.stringify, which is several times
+ * faster than a schema-compiled serializer on text this long.
  */
-export async function playlistPageJson(items: readonly PlaylistWithSongs[]): Promise<Buffer> {
-  const parts: string[] = [];
+export async function playlistAnswers(items: readonly PlaylistWithSongs[]): Promise<PlaylistAnswer[]> {
+  const answers: PlaylistAnswer[] = [];
   let songs = 0;
   for (const item of items) {
-    parts.push(JSON.stringify(item));
+    answers.push(playlistAnswer(item));
     songs += item.songs.length;
     if (songs >= SONGS_PER_TURN) {
       songs = 0;
       await nextTurn();
     }
   }
-  return Buffer.from(`[${parts.join(',')}]`);
+  return answers;
+}
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** A page: the JSON array of the playlists' answers, joined as bytes without parsing them again. */
+export function pageJson(answers: readonly PlaylistAnswer[]): Buffer {
+  const parts: Buffer[] = [OPEN];
+  answers.forEach((answer, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(answer.json);
+  });
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
+}
+
+/**
+ * A page's weak ETag, over what it shows: its playlists' own tags and the total in `X-Total-Count`. Weak, since
+ * the same tag stands for the page whatever headers (`Link`) come with it.
+ */
+export function pageEtag(answers: readonly PlaylistAnswer[], total: number): string {
+  const hash = createHash('sha1').update(String(total));
+  for (const answer of answers) hash.update(answer.etag);
+  return `W/"${hash.digest('base64url')}"`;
 }

@@ -18,7 +18,18 @@ export interface PlaylistSongRow {
   id: number;
   title: string;
   artist: string;
+  /** The catalog version, read in the same statement as the song. */
+  version: number | string;
 }
+
+/**
+ * The catalog version as a column, read in the same statement (and so the same snapshot) as the rows it comes
+ * with: a cached answer is tied to the version its songs were read at.
+ */
+/** A bigint as the drivers return it: a number from SQLite, a string from PostgreSQL. */
+type BigintColumn = number | string;
+
+const catalogVersion = sql<BigintColumn>`(SELECT version FROM catalog_version)`.as('version');
 
 // Rows per INSERT statement: well under SQLite's limit of bound variables.
 const INSERT_CHUNK = 250;
@@ -46,21 +57,36 @@ export async function insertEntries(db: Q, playlistId: number, songIds: readonly
   }
 }
 
-export async function insertSearchDocument(db: Q, dialect: Dialect, playlistId: number, doc: string): Promise<void> {
+export async function insertSearchDocument(
+  db: Q,
+  dialect: Dialect,
+  ownerId: number,
+  playlistId: number,
+  doc: string,
+): Promise<void> {
+  await db.insertInto('playlist_documents').values({ owner_id: ownerId, playlist_id: playlistId, doc }).execute();
   if (dialect === 'sqlite') {
-    await sql`INSERT INTO playlist_search (rowid, doc) VALUES (${playlistId}, ${doc})`.execute(db);
-  } else {
-    await sql`INSERT INTO playlist_search (playlist_id, doc) VALUES (${playlistId}, ${doc})`.execute(db);
+    await sql`INSERT INTO playlist_trigrams (rowid, doc) VALUES (${playlistId}, ${doc})`.execute(db);
   }
 }
 
-export async function replaceSearchDocument(db: Q, dialect: Dialect, playlistId: number, doc: string): Promise<void> {
+export async function replaceSearchDocument(
+  db: Q,
+  dialect: Dialect,
+  ownerId: number,
+  playlistId: number,
+  doc: string,
+): Promise<void> {
+  await db
+    .updateTable('playlist_documents')
+    .set({ doc })
+    .where('owner_id', '=', ownerId)
+    .where('playlist_id', '=', playlistId)
+    .execute();
   if (dialect === 'sqlite') {
-    await sql`DELETE FROM playlist_search WHERE rowid = ${playlistId}`.execute(db);
-  } else {
-    await sql`DELETE FROM playlist_search WHERE playlist_id = ${playlistId}`.execute(db);
+    await sql`DELETE FROM playlist_trigrams WHERE rowid = ${playlistId}`.execute(db);
+    await sql`INSERT INTO playlist_trigrams (rowid, doc) VALUES (${playlistId}, ${doc})`.execute(db);
   }
-  await insertSearchDocument(db, dialect, playlistId, doc);
 }
 
 /** What a cover is drawn from: the number of songs and the first four distinct artists, in playlist order. */
@@ -91,12 +117,12 @@ export async function findPlaylistWithSongs(
   db: Q,
   id: number,
   ownerId: number,
-): Promise<PlaylistWithSongs | undefined> {
+): Promise<{ playlist: PlaylistWithSongs; version: number } | undefined> {
   const rows = await db
     .selectFrom('playlists as p')
     .leftJoin('playlist_songs as ps', 'ps.playlist_id', 'p.id')
     .leftJoin('songs as s', 's.id', 'ps.song_id')
-    .select(['p.name', 's.id as song_id', 's.title', 's.artist'])
+    .select(['p.name', 's.id as song_id', 's.title', 's.artist', catalogVersion])
     .where('p.id', '=', id)
     .where('p.owner_id', '=', ownerId)
     .orderBy('ps.position')
@@ -107,7 +133,22 @@ export async function findPlaylistWithSongs(
   for (const row of rows) {
     if (row.song_id !== null) songs.push({ id: row.song_id, title: row.title!, artist: row.artist! });
   }
-  return { id, name: first.name, songs };
+  return { playlist: { id, name: first.name, songs }, version: Number(first.version) };
+}
+
+/** The playlist's owner and the catalog version, read together; undefined when there is no such playlist. */
+export async function confirmPlaylist(db: Q, id: number): Promise<{ ownerId: number; version: number } | undefined> {
+  const row = await db
+    .selectFrom('playlists')
+    .select(['owner_id', catalogVersion])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row === undefined ? undefined : { ownerId: row.owner_id, version: Number(row.version) };
+}
+
+/** The names of these playlists. */
+export function playlistHeads(db: Q, ids: readonly number[]): Promise<PlaylistHead[]> {
+  return db.selectFrom('playlists').select(['id', 'name']).where('id', 'in', ids).execute();
 }
 
 export function findPlaylist(db: Q, id: number): Promise<{ id: number; owner_id: number; name: string } | undefined> {
@@ -130,45 +171,51 @@ export async function deletePlaylist(db: Q, id: number, ownerId: number, now: nu
   return true;
 }
 
-export function listPlaylists(db: Q, ownerId: number, limit: number, offset: number): Promise<PlaylistHead[]> {
-  return db
+/** Ids of a page of playlists, and the catalog version they were read at (undefined for an empty page). */
+export interface PageIds {
+  readonly ids: number[];
+  readonly version: number | undefined;
+}
+
+/** A page of the owner's playlist ids, in creation order. */
+export async function listPlaylistIds(db: Q, ownerId: number, limit: number, offset: number): Promise<PageIds> {
+  const rows = await db
     .selectFrom('playlists')
-    .select(['id', 'name'])
+    .select(['id', catalogVersion])
     .where('owner_id', '=', ownerId)
     .orderBy('id')
     .limit(limit)
     .offset(offset)
     .execute();
+  return { ids: rows.map((r) => r.id), version: rows[0] === undefined ? undefined : Number(rows[0].version) };
 }
 
 /**
- * Up to this many playlists, a search reads the owner's own documents one by one: its cost then depends on the
- * owner's library alone, never on how many playlists everyone else has. Beyond it, the trigram index narrows the
- * candidates first.
+ * Up to this many playlists, a search reads the owner's own documents one by one (they sit side by side, keyed by
+ * owner): its cost then depends on the owner's library alone, never on how many playlists everyone else has.
+ * Beyond it, the trigram index narrows the candidates first.
  */
 export const SCAN_OWNER_UP_TO = 2000;
 
 /**
- * The owner's playlists whose search document contains every word (documents and words are both normalised, so
- * this is a plain substring test).
+ * The owner's documents that contain every word (documents and words are both normalised, so this is a plain
+ * substring test).
  *
- * A small library is scanned through the owner index. A large one goes through the trigram index (FTS5 on
- * SQLite, pg_trgm on PostgreSQL) for words of three characters or more; shorter words are checked on the
- * candidates.
+ * A small library is read through the owner's key. A large one goes through the trigram index (FTS5 on SQLite,
+ * pg_trgm on PostgreSQL) for words of three characters or more; shorter words are checked on the candidates.
  */
 function matching(db: Q, dialect: Dialect, ownerId: number, words: readonly string[], ownerPlaylists: number) {
-  const query = db.selectFrom('playlists as p').where('p.owner_id', '=', ownerId);
-  const docOf = dialect === 'sqlite' ? sql`s.rowid` : sql`s.playlist_id`;
+  const query = db.selectFrom('playlist_documents as d').where('d.owner_id', '=', ownerId);
   const contains = (word: string) =>
-    dialect === 'sqlite' ? sql`instr(s.doc, ${word}) > 0` : sql`strpos(s.doc, ${word}) > 0`;
-  const documentHas = (tests: ReturnType<typeof sql>[]) =>
-    sql<boolean>`EXISTS (SELECT 1 FROM playlist_search s WHERE ${docOf} = p.id AND ${sql.join(tests, sql` AND `)})`;
+    dialect === 'sqlite' ? sql<boolean>`instr(d.doc, ${word}) > 0` : sql<boolean>`strpos(d.doc, ${word}) > 0`;
+  const containsAll = (list: readonly string[]) => sql<boolean>`${sql.join(list.map(contains), sql` AND `)}`;
 
-  if (ownerPlaylists <= SCAN_OWNER_UP_TO) return query.where(documentHas(words.map(contains)));
+  if (ownerPlaylists <= SCAN_OWNER_UP_TO) return query.where(containsAll(words));
 
   if (dialect === 'postgres') {
     // LIKE, unlike strpos, can use the trigram index.
-    return query.where(documentHas(words.map((word) => sql`s.doc LIKE ${containsPattern(word)} ESCAPE '\\'`)));
+    const like = words.map((word) => sql`d.doc LIKE ${containsPattern(word)} ESCAPE '\\'`);
+    return query.where(sql<boolean>`${sql.join(like, sql` AND `)}`);
   }
   const indexed = words.filter((w) => characterCount(w) >= 3);
   const short = words.filter((w) => characterCount(w) < 3);
@@ -176,13 +223,13 @@ function matching(db: Q, dialect: Dialect, ownerId: number, words: readonly stri
   if (indexed.length > 0) {
     const expression = indexed.map(ftsPhrase).join(' AND ');
     narrowed = narrowed.where(
-      sql<boolean>`p.id IN (SELECT rowid FROM playlist_search WHERE playlist_search MATCH ${expression})`,
+      sql<boolean>`d.playlist_id IN (SELECT rowid FROM playlist_trigrams WHERE playlist_trigrams MATCH ${expression})`,
     );
   }
-  return short.length > 0 ? narrowed.where(documentHas(short.map(contains))) : narrowed;
+  return short.length > 0 ? narrowed.where(containsAll(short)) : narrowed;
 }
 
-/** A page of the owner's playlists that contain every word, and how many match in all. */
+/** A page of the owner's playlists that contain every word, how many match in all, and the catalog version. */
 export async function searchPlaylists(
   db: Q,
   dialect: Dialect,
@@ -191,19 +238,23 @@ export async function searchPlaylists(
   ownerPlaylists: number,
   limit: number,
   offset: number,
-): Promise<{ heads: PlaylistHead[]; total: number }> {
+): Promise<PageIds & { total: number }> {
   // The total rides along on every row, so that a page costs one query rather than a page and a count.
   const rows = await matching(db, dialect, ownerId, words, ownerPlaylists)
-    .select(['p.id', 'p.name', sql<number>`count(*) over ()`.as('total')])
-    .orderBy('p.id')
+    .select(['d.playlist_id', sql<BigintColumn>`count(*) over ()`.as('total'), catalogVersion])
+    .orderBy('d.playlist_id')
     .limit(limit)
     .offset(offset)
     .execute();
-  const heads = rows.map(({ id, name }) => ({ id, name }));
+  const first = rows[0];
   // A page past the end has no row to carry the total.
   const total =
-    rows[0]?.total ?? (offset > 0 ? await countSearchMatches(db, dialect, ownerId, words, ownerPlaylists) : 0);
-  return { heads, total };
+    first?.total ?? (offset > 0 ? await countSearchMatches(db, dialect, ownerId, words, ownerPlaylists) : 0);
+  return {
+    ids: rows.map((r) => r.playlist_id),
+    total: Number(total),
+    version: first === undefined ? undefined : Number(first.version),
+  };
 }
 
 export async function countSearchMatches(
@@ -214,9 +265,9 @@ export async function countSearchMatches(
   ownerPlaylists: number,
 ): Promise<number> {
   const row = await matching(db, dialect, ownerId, words, ownerPlaylists)
-    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .select((eb) => eb.fn.countAll<BigintColumn>().as('total'))
     .executeTakeFirstOrThrow();
-  return row.total;
+  return Number(row.total);
 }
 
 export async function countPlaylists(db: Q, ownerId: number): Promise<number> {
@@ -269,7 +320,7 @@ export function songsOfPlaylists(
           (join) => join.onTrue(),
         );
   return joined
-    .select(['ps.playlist_id', 'ps.position', 's.id', 's.title', 's.artist'])
+    .select(['ps.playlist_id', 'ps.position', 's.id', 's.title', 's.artist', catalogVersion])
     .orderBy('ps.playlist_id')
     .orderBy('ps.position')
     .limit(limit)

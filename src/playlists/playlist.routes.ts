@@ -1,8 +1,22 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
-import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, GONE, NOT_FOUND, empty, error, json } from '../http/responses.js';
+import { ifNoneMatch } from '../http/conditional.js';
+import {
+  AUTHENTICATED_ERRORS,
+  BAD_REQUEST,
+  SECURITY,
+  GONE,
+  IF_NONE_MATCH_HEADER,
+  NOT_FOUND,
+  REVALIDATE,
+  empty,
+  error,
+  json,
+  notModified,
+  revalidatedJson,
+} from '../http/responses.js';
 import { pageQuerySchema, type PageQuery } from '../http/schemas.js';
 import { PlaylistParams, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
@@ -15,6 +29,21 @@ export interface PlaylistRouteDeps {
 
 const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));
 const newPlaylistRef = Type.Unsafe<NewPlaylist>(Type.Ref('newPlaylist'));
+const JSON_TYPE = 'application/json; charset=utf-8';
+const conditionalHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String(IF_NONE_MATCH_HEADER['if-none-match'])),
+});
+
+const PLAYLIST_ETAG =
+  "Strong validator of this playlist's JSON: it changes only if a catalog import changes one of its songs.";
+const PAGE_ETAG = 'Weak validator over what the page shows: its playlists and the total.';
+
+/** The answer, or 304 if the client already has it; either way with its ETag and `Cache-Control`. */
+function sendRevalidated(request: FastifyRequest, reply: FastifyReply, answer: { json: Buffer; etag: string }) {
+  reply.header('etag', answer.etag).header('cache-control', REVALIDATE);
+  if (ifNoneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
+  return reply.type(JSON_TYPE).send(answer.json);
+}
 
 /** The playlist endpoints, at `/v3/playlist` and at the plural alias the getting-started examples use. */
 export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): void {
@@ -30,7 +59,7 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
     const op = (id: string) => (alias ? `${id}Plural` : id);
     const aliasNote = alias ? ' Alias of the singular path, as used by the getting-started examples.' : '';
 
-    app.get<{ Querystring: PageQuery }>(
+    app.get<{ Querystring: PageQuery; Headers: { 'if-none-match'?: string } }>(
       base,
       {
         onRequest: authenticate,
@@ -40,8 +69,19 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
           security: SECURITY,
           description: `Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words.${aliasNote}`,
           querystring: query,
+          headers: conditionalHeaders,
           response: {
-            200: json('The page of playlists (maybe empty).', Type.Array(playlistRef), PAGE_HEADERS),
+            200: revalidatedJson(
+              'The page of playlists (maybe empty).',
+              Type.Array(playlistRef),
+              PAGE_ETAG,
+              PAGE_HEADERS,
+            ),
+            304: notModified(
+              'The page has not changed since the ETag sent in `If-None-Match`.',
+              PAGE_ETAG,
+              PAGE_HEADERS,
+            ),
             400: BAD_REQUEST,
             ...AUTHENTICATED_ERRORS,
           },
@@ -50,7 +90,7 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
       async (request, reply) => {
         const page = await playlists.list(request.caller.userId, request.query);
         setPageHeaders(request, reply, request.query, page.total);
-        return reply.type('application/json; charset=utf-8').send(page.json);
+        return sendRevalidated(request, reply, page);
       },
     );
 
@@ -82,12 +122,11 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
       },
       async (request, reply) => {
         const playlist = await playlists.create(request.caller.userId, request.body);
-        reply.header('location', `/v3/playlist/${playlist.id}`);
-        return playlist;
+        return reply.header('location', `/v3/playlist/${playlist.id}`).type(JSON_TYPE).send(playlist.json);
       },
     );
 
-    app.get<{ Params: { playlistId: number } }>(
+    app.get<{ Params: { playlistId: number }; Headers: { 'if-none-match'?: string } }>(
       `${base}/:playlistId`,
       {
         onRequest: authenticate,
@@ -97,8 +136,10 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
           security: SECURITY,
           description: `Returns one of the caller's playlists.${aliasNote}`,
           params: PlaylistParams,
+          headers: conditionalHeaders,
           response: {
-            200: json('The playlist.', playlistRef),
+            200: revalidatedJson('The playlist.', playlistRef, PLAYLIST_ETAG),
+            304: notModified('The playlist has not changed since the ETag sent in `If-None-Match`.', PLAYLIST_ETAG),
             400: BAD_REQUEST,
             404: NOT_FOUND,
             410: GONE,
@@ -106,7 +147,8 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
           },
         },
       },
-      async (request) => playlists.get(request.caller.userId, request.params.playlistId),
+      async (request, reply) =>
+        sendRevalidated(request, reply, await playlists.get(request.caller.userId, request.params.playlistId)),
     );
 
     app.delete<{ Params: { playlistId: number } }>(

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Bounded } from '../concurrency/bounded.js';
-import { playlistPageJson } from './playlist.json.js';
+import { PlaylistCache, playlistAnswer, type CachedPlaylist, type PlaylistAnswer } from './playlist.cache.js';
+import { pageEtag, pageJson, playlistAnswers } from './playlist.json.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
@@ -23,6 +24,8 @@ export interface Page {
   /** The page as JSON bytes: an array of `playlistwithsongs`. */
   readonly json: Buffer;
   readonly total: number;
+  /** A weak ETag over what the page shows. */
+  readonly etag: string;
 }
 
 /** Songs read in one statement: about 5 ms of SQLite's time, which runs on the event loop. */
@@ -33,9 +36,13 @@ const LONG_PLAYLIST = 100;
 const ALREADY_DELETED = 'This playlist is already deleted.';
 const NOT_FOUND = 'No such playlist.';
 
-/** The playlist rules: creation against the catalog and the quota, ownership, 404 and 410. */
-export function playlistService(db: Db, limits: Limits) {
+/**
+ * The playlist rules: creation against the catalog and the quota, ownership, 404 and 410; and the answers, served
+ * from memory when they cannot have changed (see PlaylistCache).
+ */
+export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
   const q = db.kysely;
+  const cache = new PlaylistCache(db, cacheBytes);
   // Long pages, and long playlists being created, a few at a time: each takes the event loop for a while, and a
   // long page holds megabytes until it is sent.
   const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
@@ -48,7 +55,7 @@ export function playlistService(db: Db, limits: Limits) {
     return deleted?.owner_id === userId ? ApiError.gone(ALREADY_DELETED) : ApiError.notFound(NOT_FOUND);
   }
 
-  /** The page's playlists with their songs, from the entries in playlist and position order. */
+  /** The playlists with their songs, from the entries in playlist and position order. */
   function assemble(heads: readonly playlists.PlaylistHead[], rows: readonly playlists.PlaylistSongRow[]) {
     const byPlaylist = new Map<number, PlaylistWithSongs>();
     const result = heads.map((h) => {
@@ -62,14 +69,13 @@ export function playlistService(db: Db, limits: Limits) {
   }
 
   /**
-   * A page as JSON bytes. Most pages fit in one read; a page of long playlists (up to 100 000 songs, 7 MB) is read
-   * and written a piece at a time with the event loop free in between, and only a few such pages are built at
-   * once, so that other users' small requests are not held up behind them (nor behind the garbage they leave).
+   * The songs of these playlists. Most pages fit in one read; a page of long playlists (up to 100 000 songs, 7 MB)
+   * is read a piece at a time with the event loop free in between, and only one such page is built at once, so
+   * that other users' small requests are not held up behind them (nor behind the garbage they leave).
    */
-  async function pageJson(heads: readonly playlists.PlaylistHead[]): Promise<Buffer> {
-    const ids = heads.map((h) => h.id);
+  async function songsOf(ids: readonly number[]): Promise<playlists.PlaylistSongRow[]> {
     const rows = await playlists.songsOfPlaylists(q, db.dialect, ids, SONGS_PER_READ);
-    if (rows.length < SONGS_PER_READ) return playlistPageJson(assemble(heads, rows));
+    if (rows.length < SONGS_PER_READ) return rows;
     return longPages.run(async () => {
       for (let last = rows.at(-1); last !== undefined;) {
         await nextTurn();
@@ -78,11 +84,39 @@ export function playlistService(db: Db, limits: Limits) {
         for (const row of more) rows.push(row);
         last = more.length < SONGS_PER_READ ? undefined : more.at(-1);
       }
-      return playlistPageJson(assemble(heads, rows));
+      return rows;
     });
   }
 
-  async function create(userId: number, input: NewPlaylist): Promise<PlaylistWithSongs> {
+  /**
+   * The answers of the owner's playlists with these ids (just read from the database at catalog `version`), from
+   * memory where they are kept, read and kept otherwise. A playlist deleted since its id was read is left out.
+   */
+  async function answersOf(ids: readonly number[], version: number, ownerId: number): Promise<PlaylistAnswer[]> {
+    const kept = ids.map((id) => cache.get(id, version));
+    const wanted = ids.filter((_, i) => kept[i] === undefined);
+    if (wanted.length === 0) return kept as CachedPlaylist[];
+    const generation = cache.generation;
+    const [heads, rows] = await Promise.all([playlists.playlistHeads(q, wanted), songsOf(wanted)]);
+    heads.sort((a, b) => a.id - b.id);
+    // Songs read in several statements may straddle a catalog change; such answers are served but not kept.
+    const versions = new Set(rows.map((r) => Number(r.version)));
+    const readAt = versions.size === 0 ? version : versions.size === 1 ? [...versions][0]! : Number.NaN;
+    const built = new Map<number, CachedPlaylist>();
+    const answers = await playlistAnswers(assemble(heads, rows));
+    answers.forEach((answer, i) => {
+      const entry = { ...answer, id: heads[i]!.id, ownerId, version: readAt };
+      built.set(entry.id, entry);
+      cache.put(entry, generation);
+    });
+    return ids.flatMap((id, i) => kept[i] ?? built.get(id) ?? []);
+  }
+
+  function page(answers: readonly PlaylistAnswer[], total: number): Page {
+    return { json: pageJson(answers), total, etag: pageEtag(answers, total) };
+  }
+
+  async function create(userId: number, input: NewPlaylist): Promise<PlaylistAnswer & { id: number }> {
     const found = await findSongsByIds(q, input.songIds);
     const byId = new Map(found.map((s) => [s.id, s]));
     const unknown = [...new Set(input.songIds.filter((id) => !byId.has(id)))];
@@ -103,24 +137,46 @@ export function playlistService(db: Db, limits: Limits) {
       }
       const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now());
       await playlists.insertEntries(trx, playlistId, input.songIds);
-      await playlists.insertSearchDocument(trx, db.dialect, playlistId, doc);
+      await playlists.insertSearchDocument(trx, db.dialect, userId, playlistId, doc);
       return playlistId;
     });
-    return { id, name: input.name, songs: songs.map((s) => ({ id: s.id, title: s.title, artist: s.artist })) };
+    const created = songs.map((s) => ({ id: s.id, title: s.title, artist: s.artist }));
+    return { id, ...playlistAnswer({ id, name: input.name, songs: created }) };
   }
 
   return {
-    create(userId: number, input: NewPlaylist): Promise<PlaylistWithSongs> {
+    create(userId: number, input: NewPlaylist): Promise<PlaylistAnswer & { id: number }> {
       // A long playlist takes tens of milliseconds of the event loop to check, index and write: a few at a time.
       return input.songIds.length > LONG_PLAYLIST
         ? longCreates.run(() => create(userId, input))
         : create(userId, input);
     },
 
-    async get(userId: number, id: number): Promise<PlaylistWithSongs> {
+    /** The owner's playlist as JSON bytes with its ETag; 404 or 410 otherwise. */
+    async get(userId: number, id: number): Promise<PlaylistAnswer> {
+      const synced = cache.sync();
+      if (synced === undefined) {
+        // PostgreSQL: one indexed read confirms that the playlist is still there, and whose it is.
+        const row = await playlists.confirmPlaylist(q, id);
+        if (row === undefined || row.ownerId !== userId) throw await missing(id, userId);
+        cache.observe(row.version);
+        const kept = cache.get(id, row.version);
+        if (kept !== undefined) return kept;
+      } else {
+        // SQLite: nothing committed anywhere since the cache caught up, or the cache has caught up with it.
+        const kept = cache.get(id, typeof synced === 'number' ? synced : await synced);
+        if (kept !== undefined) {
+          if (kept.ownerId === userId) return kept;
+          throw await missing(id, userId);
+        }
+      }
+      const generation = cache.generation;
       const found = await playlists.findPlaylistWithSongs(q, id, userId);
       if (found === undefined) throw await missing(id, userId);
-      return found;
+      cache.observe(found.version);
+      const entry = { ...playlistAnswer(found.playlist), id, ownerId: userId, version: found.version };
+      cache.put(entry, generation);
+      return entry;
     },
 
     /** The owner's playlist in brief, with the same 404 and 410 answers as `get`. */
@@ -137,30 +193,27 @@ export function playlistService(db: Db, limits: Limits) {
         return true;
       });
       if (!deleted) throw await missing(id, userId);
+      cache.forget(id);
     },
 
     /** A page of the caller's playlists, as the JSON array the API answers with, and how many match in all. */
-    async list(userId: number, page: PageQuery): Promise<Page> {
-      const words = searchWords(page.search ?? '');
+    async list(userId: number, query: PageQuery): Promise<Page> {
+      const words = searchWords(query.search ?? '');
       if (words.length === 0) {
-        const [heads, total] = await Promise.all([
-          playlists.listPlaylists(q, userId, page.limit, page.offset),
+        const [found, total] = await Promise.all([
+          playlists.listPlaylistIds(q, userId, query.limit, query.offset),
           playlists.countPlaylists(q, userId),
         ]);
-        return { json: await pageJson(heads), total };
+        if (found.version === undefined) return page([], total);
+        cache.observe(found.version);
+        return page(await answersOf(found.ids, found.version, userId), total);
       }
       const owned = await playlists.countPlaylists(q, userId);
-      if (owned === 0) return { json: await pageJson([]), total: 0 };
-      const { heads, total } = await playlists.searchPlaylists(
-        q,
-        db.dialect,
-        userId,
-        words,
-        owned,
-        page.limit,
-        page.offset,
-      );
-      return { json: await pageJson(heads), total };
+      if (owned === 0) return page([], 0);
+      const found = await playlists.searchPlaylists(q, db.dialect, userId, words, owned, query.limit, query.offset);
+      if (found.version === undefined) return page([], found.total);
+      cache.observe(found.version);
+      return page(await answersOf(found.ids, found.version, userId), found.total);
     },
   };
 }
