@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import type { BaselineMessage, CannedAnswer } from './baseline-server.js';
-import { ROOT } from './service.js';
+import { ROOT, pinToCpu } from './service.js';
 
 /** A captured answer of the service. */
 export interface Answer {
@@ -20,12 +20,14 @@ export interface Baseline {
   stop(): Promise<void>;
 }
 
-export async function startBaseline(): Promise<Baseline> {
+/** Starts the baseline server, on `cpu` if given (the same core as the service, so that both get one core). */
+export async function startBaseline(cpu?: number): Promise<Baseline> {
   const child = fork('bench/baseline-server.ts', {
     cwd: ROOT,
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  if (cpu !== undefined && child.pid !== undefined) pinToCpu(child.pid, cpu);
   const next = async <T extends BaselineMessage['type']>(type: T) => {
     for (;;) {
       const [message] = (await once(child, 'message')) as [BaselineMessage];

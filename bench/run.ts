@@ -18,7 +18,7 @@ import { Random } from './random.js';
 import { formatText, type BenchResults, type ScenarioResult } from './results.js';
 import { formatNeighbours, measureNeighbours, type NeighbourResults } from './neighbours.js';
 import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
-import { PROFILE_DIR, ROOT, startService, type RunningService } from './service.js';
+import { PROFILE_DIR, ROOT, pinToCpu, startService, type RunningService } from './service.js';
 import type { DatasetStore } from './store.js';
 import { postgresStore } from './store-postgres.js';
 import { sqliteStore } from './store-sqlite.js';
@@ -170,6 +170,11 @@ async function main(): Promise<void> {
   if (loadAverage[0]! > os.cpus().length / 2) {
     console.warn(`Warning: the machine is busy (load average ${loadAverage[0]!.toFixed(2)}); figures will suffer.`);
   }
+  // The service (and the baseline in its turn) on one core, the load generator on the other, as far as there are
+  // two: they then do not take turns on the same core, and the ratio compares two servers on equal terms.
+  const cpus = os.cpus();
+  const serviceCpu = cpus.length >= 2 ? 0 : undefined;
+  if (serviceCpu !== undefined) pinToCpu(process.pid, 1);
   const store = openStore(options);
   const { meta, generated } = await ensureDataset(store, options.params, options.regenerate);
   const diskBytes = await store.size();
@@ -189,7 +194,13 @@ async function main(): Promise<void> {
   };
   mkdirSync(DATA_DIR, { recursive: true });
   const logFile = join(DATA_DIR, `service-${options.dialect}-${options.params.playlists}.log`);
-  const service = await startService({ databaseUrl: store.databaseUrl, logFile, settings, profile: options.profile });
+  const service = await startService({
+    databaseUrl: store.databaseUrl,
+    logFile,
+    settings,
+    profile: options.profile,
+    cpu: serviceCpu,
+  });
   console.log(`\nService ready in ${service.startMs.toFixed(0)} ms at ${service.url}; its log: ${logFile}`);
   const scenarios: ScenarioResult[] = [];
   let signInWarmupMs: number;
@@ -197,7 +208,7 @@ async function main(): Promise<void> {
     const users = activeUsers(meta, options.users);
     signInWarmupMs = await signIn(service.url, meta, users);
     console.log(`Signed in ${users.length} users in ${signInWarmupMs.toFixed(0)} ms`);
-    const baseline = await startBaseline();
+    const baseline = await startBaseline(serviceCpu);
     try {
       for (const scenario of SCENARIOS.filter((s) => options.scenarios.includes(s.name))) {
         if (scenario.settings === undefined) {
@@ -210,6 +221,7 @@ async function main(): Promise<void> {
           logFile: logFile.replace(/\.log$/, `-${scenario.name}.log`),
           settings: { ...settings, ...scenario.settings },
           profile: false,
+          cpu: serviceCpu,
         });
         try {
           await signIn(own.url, meta, users);
@@ -238,7 +250,6 @@ async function main(): Promise<void> {
       ),
     )
     .map((s) => s.name);
-  const cpus = os.cpus();
   const results: BenchResults = {
     date: new Date().toISOString(),
     command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -13,6 +13,11 @@ const SERVICE_TITLE = 'mixtape-bench-service';
 const READY_TIMEOUT_MS = 120_000;
 const RSS_INTERVAL_MS = 200;
 const STOP_TIMEOUT_MS = 30_000;
+
+/** Moves a running process, every thread of it, to one CPU (Linux `taskset`). */
+export function pinToCpu(pid: number, cpu: number): void {
+  execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+}
 
 /** A port nobody listens on right now. */
 export function freePort(): Promise<number> {
