@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import type { FinalWrite } from '../db/write-batch.js';
 import { characterCount, containsPattern, ftsPhrase } from '../search/search-text.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
@@ -57,16 +58,39 @@ export async function insertEntries(db: Q, playlistId: number, songIds: readonly
   }
 }
 
+/** What a write needs to know of the owner's library, from reserving its slot. */
+export interface OwnerSlot {
+  readonly playlists: number;
+  readonly searchIndexed: boolean;
+}
+
+/**
+ * The playlist's search document. On SQLite, once the owner's library outgrows `SCAN_OWNER_UP_TO`, their
+ * documents also go into the trigram index: all of them the first time, then each new one. Those trigrams are
+ * written through `atEnd` (see WriteWork: the full-text index is cheapest written last in a transaction).
+ */
 export async function insertSearchDocument(
   db: Q,
   dialect: Dialect,
   ownerId: number,
+  slot: OwnerSlot,
   playlistId: number,
   doc: string,
+  atEnd: (write: FinalWrite) => void,
 ): Promise<void> {
   await db.insertInto('playlist_documents').values({ owner_id: ownerId, playlist_id: playlistId, doc }).execute();
-  if (dialect === 'sqlite') {
-    await sql`INSERT INTO playlist_trigrams (rowid, doc) VALUES (${playlistId}, ${doc})`.execute(db);
+  if (dialect === 'postgres') return;
+  if (slot.searchIndexed) {
+    atEnd((trx) => sql`INSERT INTO playlist_trigrams (rowid, doc) VALUES (${playlistId}, ${doc})`.execute(trx));
+  } else if (slot.playlists > SCAN_OWNER_UP_TO) {
+    await db.updateTable('users').set({ search_indexed: 1 }).where('id', '=', ownerId).execute();
+    // Up to this playlist: a later one of the same transaction adds its own.
+    atEnd((trx) =>
+      sql`INSERT INTO playlist_trigrams (rowid, doc)
+          SELECT playlist_id, doc FROM playlist_documents WHERE owner_id = ${ownerId} AND playlist_id <= ${playlistId}`.execute(
+        trx,
+      ),
+    );
   }
 }
 
@@ -83,10 +107,11 @@ export async function replaceSearchDocument(
     .where('owner_id', '=', ownerId)
     .where('playlist_id', '=', playlistId)
     .execute();
-  if (dialect === 'sqlite') {
-    await sql`DELETE FROM playlist_trigrams WHERE rowid = ${playlistId}`.execute(db);
-    await sql`INSERT INTO playlist_trigrams (rowid, doc) VALUES (${playlistId}, ${doc})`.execute(db);
-  }
+  if (dialect === 'postgres') return;
+  const owner = await db.selectFrom('users').select('search_indexed').where('id', '=', ownerId).executeTakeFirst();
+  if (owner?.search_indexed !== 1) return;
+  await sql`DELETE FROM playlist_trigrams WHERE rowid = ${playlistId}`.execute(db);
+  await sql`INSERT INTO playlist_trigrams (rowid, doc) VALUES (${playlistId}, ${doc})`.execute(db);
 }
 
 /** What a cover is drawn from: the number of songs and the first four distinct artists, in playlist order. */
@@ -197,6 +222,24 @@ export async function listPlaylistIds(db: Q, ownerId: number, limit: number, off
  */
 export const SCAN_OWNER_UP_TO = 2000;
 
+/** The owner's library as search sees it. */
+export interface Library {
+  readonly playlists: number;
+  /** Search through the trigram index: on SQLite once the owner's documents are in it, on PostgreSQL by size. */
+  readonly viaTrigrams: boolean;
+}
+
+export async function ownerLibrary(db: Q, dialect: Dialect, ownerId: number): Promise<Library> {
+  const row = await db
+    .selectFrom('users')
+    .select(['playlist_count', 'search_indexed'])
+    .where('id', '=', ownerId)
+    .executeTakeFirst();
+  const playlists = row?.playlist_count ?? 0;
+  const viaTrigrams = dialect === 'sqlite' ? row?.search_indexed === 1 : playlists > SCAN_OWNER_UP_TO;
+  return { playlists, viaTrigrams };
+}
+
 /**
  * The owner's documents that contain every word (documents and words are both normalised, so this is a plain
  * substring test).
@@ -204,13 +247,13 @@ export const SCAN_OWNER_UP_TO = 2000;
  * A small library is read through the owner's key. A large one goes through the trigram index (FTS5 on SQLite,
  * pg_trgm on PostgreSQL) for words of three characters or more; shorter words are checked on the candidates.
  */
-function matching(db: Q, dialect: Dialect, ownerId: number, words: readonly string[], ownerPlaylists: number) {
+function matching(db: Q, dialect: Dialect, ownerId: number, words: readonly string[], viaTrigrams: boolean) {
   const query = db.selectFrom('playlist_documents as d').where('d.owner_id', '=', ownerId);
   const contains = (word: string) =>
     dialect === 'sqlite' ? sql<boolean>`instr(d.doc, ${word}) > 0` : sql<boolean>`strpos(d.doc, ${word}) > 0`;
   const containsAll = (list: readonly string[]) => sql<boolean>`${sql.join(list.map(contains), sql` AND `)}`;
 
-  if (ownerPlaylists <= SCAN_OWNER_UP_TO) return query.where(containsAll(words));
+  if (!viaTrigrams) return query.where(containsAll(words));
 
   if (dialect === 'postgres') {
     // LIKE, unlike strpos, can use the trigram index.
@@ -235,12 +278,12 @@ export async function searchPlaylists(
   dialect: Dialect,
   ownerId: number,
   words: readonly string[],
-  ownerPlaylists: number,
+  viaTrigrams: boolean,
   limit: number,
   offset: number,
 ): Promise<PageIds & { total: number }> {
   // The total rides along on every row, so that a page costs one query rather than a page and a count.
-  const rows = await matching(db, dialect, ownerId, words, ownerPlaylists)
+  const rows = await matching(db, dialect, ownerId, words, viaTrigrams)
     .select(['d.playlist_id', sql<BigintColumn>`count(*) over ()`.as('total'), catalogVersion])
     .orderBy('d.playlist_id')
     .limit(limit)
@@ -248,8 +291,7 @@ export async function searchPlaylists(
     .execute();
   const first = rows[0];
   // A page past the end has no row to carry the total.
-  const total =
-    first?.total ?? (offset > 0 ? await countSearchMatches(db, dialect, ownerId, words, ownerPlaylists) : 0);
+  const total = first?.total ?? (offset > 0 ? await countSearchMatches(db, dialect, ownerId, words, viaTrigrams) : 0);
   return {
     ids: rows.map((r) => r.playlist_id),
     total: Number(total),
@@ -262,9 +304,9 @@ export async function countSearchMatches(
   dialect: Dialect,
   ownerId: number,
   words: readonly string[],
-  ownerPlaylists: number,
+  viaTrigrams: boolean,
 ): Promise<number> {
-  const row = await matching(db, dialect, ownerId, words, ownerPlaylists)
+  const row = await matching(db, dialect, ownerId, words, viaTrigrams)
     .select((eb) => eb.fn.countAll<BigintColumn>().as('total'))
     .executeTakeFirstOrThrow();
   return Number(row.total);

@@ -129,15 +129,16 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
     }
     const songs = input.songIds.map((id) => byId.get(id)!);
     const doc = playlistDocument(input.name, songs);
-    const id = await db.write(async (trx) => {
-      if (!(await reservePlaylistSlot(trx, userId, limits.playlistsPerUser))) {
+    const id = await db.write(async (trx, atEnd) => {
+      const slot = await reservePlaylistSlot(trx, userId, limits.playlistsPerUser);
+      if (slot === undefined) {
         throw ApiError.conflict(
           `You have reached the limit of ${limits.playlistsPerUser} playlists; delete one to make room.`,
         );
       }
       const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now());
       await playlists.insertEntries(trx, playlistId, input.songIds);
-      await playlists.insertSearchDocument(trx, db.dialect, userId, playlistId, doc);
+      await playlists.insertSearchDocument(trx, db.dialect, userId, slot, playlistId, doc, atEnd);
       return playlistId;
     });
     const created = songs.map((s) => ({ id: s.id, title: s.title, artist: s.artist }));
@@ -208,9 +209,10 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
         cache.observe(found.version);
         return page(await answersOf(found.ids, found.version, userId), total);
       }
-      const owned = await playlists.countPlaylists(q, userId);
-      if (owned === 0) return page([], 0);
-      const found = await playlists.searchPlaylists(q, db.dialect, userId, words, owned, query.limit, query.offset);
+      const library = await playlists.ownerLibrary(q, db.dialect, userId);
+      if (library.playlists === 0) return page([], 0);
+      const { limit, offset } = query;
+      const found = await playlists.searchPlaylists(q, db.dialect, userId, words, library.viaTrigrams, limit, offset);
       if (found.version === undefined) return page([], found.total);
       cache.observe(found.version);
       return page(await answersOf(found.ids, found.version, userId), found.total);

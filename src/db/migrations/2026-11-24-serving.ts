@@ -13,7 +13,11 @@ import type { Dialect } from '../database.js';
  *   another connection committed;
  * - the search documents kept together by owner (`playlist_documents`, keyed by owner then playlist), so that a
  *   user's search reads their own documents side by side in the file, however many playlists others have. On
- *   SQLite the trigram index becomes contentless (`playlist_trigrams`): the documents are stored once.
+ *   SQLite the trigram index becomes contentless (`playlist_trigrams`), and holds only the documents of owners
+ *   with a library large enough to need it (`users.search_indexed`, set once they pass 2000 playlists): every
+ *   other create writes no trigram at all;
+ * - no index of entries by song: it made every create write ten more pages at random places, for the sake of
+ *   catalog imports that rename songs, which now read the entries once instead.
  *
  * Copying the documents takes about a minute per million playlists.
  */
@@ -42,6 +46,12 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .modifyEnd(dialect === 'sqlite' ? sql`WITHOUT ROWID` : sql``)
     .execute();
 
+  await db.schema.dropIndex('playlist_songs_song_id').execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('search_indexed', 'integer', (col: any) => col.notNull().defaultTo(0))
+    .execute();
+
   if (dialect === 'sqlite') {
     await sql
       .raw(
@@ -64,7 +74,10 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
       SELECT p.owner_id, p.id, s.doc FROM playlists p JOIN playlist_search s ON s.rowid = p.id`.execute(db);
     await sql`CREATE VIRTUAL TABLE playlist_trigrams
       USING fts5(doc, tokenize = 'trigram', content = '', contentless_delete = 1)`.execute(db);
-    await sql`INSERT INTO playlist_trigrams (rowid, doc) SELECT playlist_id, doc FROM playlist_documents`.execute(db);
+    await sql`UPDATE users SET search_indexed = 1 WHERE playlist_count > 2000`.execute(db);
+    await sql`INSERT INTO playlist_trigrams (rowid, doc)
+      SELECT d.playlist_id, d.doc FROM playlist_documents d JOIN users u ON u.id = d.owner_id
+      WHERE u.search_indexed = 1`.execute(db);
     await sql`DROP TRIGGER playlists_search_delete`.execute(db);
     await sql`DROP TABLE playlist_search`.execute(db);
     await sql`CREATE TRIGGER playlists_search_delete AFTER DELETE ON playlists BEGIN
@@ -112,4 +125,6 @@ export async function down(db: Kysely<any>, dialect: Dialect): Promise<void> {
   }
   await db.schema.dropTable('playlist_documents').execute();
   await db.schema.dropTable('catalog_version').execute();
+  await db.schema.alterTable('users').dropColumn('search_indexed').execute();
+  await db.schema.createIndex('playlist_songs_song_id').on('playlist_songs').column('song_id').execute();
 }
