@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { Bounded } from '../concurrency/bounded.js';
 import type { AuthConfig } from '../config.js';
@@ -6,6 +6,7 @@ import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { findUserById, findUserByName } from '../users/user.repository.js';
 import { readCredential } from './credential.js';
+import { HmacKey } from './hmac.js';
 import { hashPassword, verifyPassword } from './password.js';
 import { SignInThrottle, type Attempt } from './throttle.js';
 
@@ -40,7 +41,7 @@ const WRONG = 'The user name or password is wrong.';
  * short queue; beyond it, 503.
  */
 export class Authenticator {
-  private readonly key = randomBytes(32);
+  private readonly key = new HmacKey(randomBytes(32));
   private readonly verified: LRUCache<string, Verified>;
   private readonly checking = new Map<string, Promise<Verified | undefined>>();
   private readonly throttle: SignInThrottle;
@@ -83,7 +84,7 @@ export class Authenticator {
         break;
     }
     const { credential } = result;
-    const cacheKey = createHmac('sha256', this.key).update(credential.secret).digest('base64');
+    const cacheKey = this.key.digest(credential.secret);
     const cached = this.verified.get(cacheKey);
     if (cached !== undefined && (await this.stillValid(cached))) {
       return { userId: cached.userId, name: cached.name, source: credential.source };
