@@ -47,8 +47,8 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
     .execute();
 
   await db.schema.dropIndex('playlist_songs_song_id').execute();
-  // The readiness probe writes 64 KB here: a write that needs new room in the files, as a create does.
-  await db.schema.alterTable('service_probe').addColumn('padding', 'blob').execute();
+  // SQLite's readiness probe writes 64 KB here: a write that needs new room in the files, as a create does.
+  if (dialect === 'sqlite') await db.schema.alterTable('service_probe').addColumn('padding', 'blob').execute();
   await db.schema
     .alterTable('users')
     .addColumn('search_indexed', 'integer', (col: any) => col.notNull().defaultTo(0))
@@ -128,6 +128,6 @@ export async function down(db: Kysely<any>, dialect: Dialect): Promise<void> {
   await db.schema.dropTable('playlist_documents').execute();
   await db.schema.dropTable('catalog_version').execute();
   await db.schema.alterTable('users').dropColumn('search_indexed').execute();
-  await db.schema.alterTable('service_probe').dropColumn('padding').execute();
+  if (dialect === 'sqlite') await db.schema.alterTable('service_probe').dropColumn('padding').execute();
   await db.schema.createIndex('playlist_songs_song_id').on('playlist_songs').column('song_id').execute();
 }
