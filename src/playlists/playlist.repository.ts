@@ -202,17 +202,31 @@ export interface PageIds {
   readonly version: number | undefined;
 }
 
-/** A page of the owner's playlist ids, in creation order. */
-export async function listPlaylistIds(db: Q, ownerId: number, limit: number, offset: number): Promise<PageIds> {
+/**
+ * A page of the owner's playlist ids, in creation order, and how many the owner has: one statement (the count rides
+ * along on every row), or two for a page past the end.
+ */
+export async function listPlaylistIds(
+  db: Q,
+  ownerId: number,
+  limit: number,
+  offset: number,
+): Promise<PageIds & { total: number }> {
   const rows = await db
-    .selectFrom('playlists')
-    .select(['id', catalogVersion])
-    .where('owner_id', '=', ownerId)
-    .orderBy('id')
+    .selectFrom('playlists as p')
+    .select([
+      'p.id',
+      catalogVersion,
+      (eb) => eb.selectFrom('users').select('playlist_count').where('users.id', '=', ownerId).as('total'),
+    ])
+    .where('p.owner_id', '=', ownerId)
+    .orderBy('p.id')
     .limit(limit)
     .offset(offset)
     .execute();
-  return { ids: rows.map((r) => r.id), version: rows[0] === undefined ? undefined : Number(rows[0].version) };
+  const first = rows[0];
+  if (first === undefined) return { ids: [], version: undefined, total: await countPlaylists(db, ownerId) };
+  return { ids: rows.map((r) => r.id), version: Number(first.version), total: first.total ?? 0 };
 }
 
 /**

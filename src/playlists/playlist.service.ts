@@ -201,13 +201,10 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
     async list(userId: number, query: PageQuery): Promise<Page> {
       const words = searchWords(query.search ?? '');
       if (words.length === 0) {
-        const [found, total] = await Promise.all([
-          playlists.listPlaylistIds(q, userId, query.limit, query.offset),
-          playlists.countPlaylists(q, userId),
-        ]);
-        if (found.version === undefined) return page([], total);
+        const found = await playlists.listPlaylistIds(q, userId, query.limit, query.offset);
+        if (found.version === undefined) return page([], found.total);
         cache.observe(found.version);
-        return page(await answersOf(found.ids, found.version, userId), total);
+        return page(await answersOf(found.ids, found.version, userId), found.total);
       }
       const library = await playlists.ownerLibrary(q, db.dialect, userId);
       if (library.playlists === 0) return page([], 0);
