@@ -92,15 +92,21 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   registerBodyParsers(app);
 
   let closing = false;
-  app.addHook('onRequest', async (request, reply) => {
-    if (closing) throw ApiError.unavailable('The service is shutting down; try again shortly.', 1);
+  // Hooks every request runs, written with callbacks rather than promises: cheaper on the hot path.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (closing) {
+      done(ApiError.unavailable('The service is shutting down; try again shortly.', 1));
+      return;
+    }
     const { httpVersion } = request.raw;
     if (httpVersion === '1.1' && request.headers.host === undefined) {
-      throw ApiError.badRequest('An HTTP/1.1 request must have a Host header.');
+      done(ApiError.badRequest('An HTTP/1.1 request must have a Host header.'));
+      return;
     }
     reply.header('cache-control', 'no-store');
+    done();
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -112,6 +118,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
       },
       'request',
     );
+    done();
   });
 
   registerErrorHandling(app, limits.bodyBytes);

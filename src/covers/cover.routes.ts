@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import Negotiator from 'negotiator';
 import { ifNoneMatch } from '../http/conditional.js';
 import { AUTHENTICATED_ERRORS, BAD_REQUEST, GONE, HEADERS, NOT_FOUND, SECURITY, error } from '../http/responses.js';
@@ -10,7 +10,7 @@ import { MEDIA_TYPES, type CoverFormat, type CoverRenderer } from './renderer.js
 export interface CoverRouteDeps {
   readonly playlists: PlaylistService;
   readonly renderer: CoverRenderer;
-  readonly authenticate: onRequestAsyncHookHandler;
+  readonly authenticate: onRequestHookHandler;
 }
 
 const COVER_SIZE = { min: 64, max: 1200, default: 600 } as const;

@@ -65,6 +65,19 @@ export class Authenticator {
     this.dummyHash = hashPassword(randomBytes(16).toString('hex'));
   }
 
+  /**
+   * The caller, when the credential was verified and rechecked recently enough to need nothing else: no promise,
+   * no database. Undefined otherwise (then `authenticate` decides).
+   */
+  cachedCaller(headers: Readonly<Record<string, string | string[] | undefined>>): Caller | undefined {
+    const result = readCredential(headers);
+    if (result.kind !== 'ok') return undefined;
+    const { credential } = result;
+    const cached = this.verified.get(this.key.digest(credential.secret));
+    if (cached === undefined || this.now() - cached.checkedAt >= this.config.recheckMs) return undefined;
+    return { userId: cached.userId, name: cached.name, source: credential.source };
+  }
+
   /** The caller, or an ApiError: 401 for a missing, malformed or wrong credential, 429 when throttled, 503. */
   async authenticate(
     headers: Readonly<Record<string, string | string[] | undefined>>,

@@ -23,9 +23,10 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Regist
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unknown';
     duration.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
+    done();
   });
 
   const tags = ['Operations'];

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { ifNoneMatch } from '../http/conditional.js';
@@ -24,7 +24,7 @@ import type { PlaylistService } from './playlist.service.js';
 export interface PlaylistRouteDeps {
   readonly playlists: PlaylistService;
   readonly limits: Limits;
-  readonly authenticate: onRequestAsyncHookHandler;
+  readonly authenticate: onRequestHookHandler;
 }
 
 const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, error, json } from '../http/responses.js';
@@ -23,7 +23,7 @@ const catalogSongRef = Type.Ref('catalogSong');
 /** The song catalog (API 1.2.0): find the ids to put in a playlist. */
 export function songRoutes(
   app: FastifyInstance,
-  deps: { songs: SongService; limits: Limits; authenticate: onRequestAsyncHookHandler },
+  deps: { songs: SongService; limits: Limits; authenticate: onRequestHookHandler },
 ): void {
   const { songs, limits, authenticate } = deps;
 
