@@ -263,8 +263,12 @@ export async function ownerLibrary(db: Q, dialect: Dialect, ownerId: number): Pr
  */
 function matching(db: Q, dialect: Dialect, ownerId: number, words: readonly string[], viaTrigrams: boolean) {
   const query = db.selectFrom('playlist_documents as d').where('d.owner_id', '=', ownerId);
+  // SQLite's LIKE is two to three times faster than its instr() over a library's documents (both are plain scans;
+  // documents and words are lower case, so LIKE's ASCII case folding changes nothing).
   const contains = (word: string) =>
-    dialect === 'sqlite' ? sql<boolean>`instr(d.doc, ${word}) > 0` : sql<boolean>`strpos(d.doc, ${word}) > 0`;
+    dialect === 'sqlite'
+      ? sql<boolean>`d.doc LIKE ${containsPattern(word)} ESCAPE '\\'`
+      : sql<boolean>`strpos(d.doc, ${word}) > 0`;
   const containsAll = (list: readonly string[]) => sql<boolean>`${sql.join(list.map(contains), sql` AND `)}`;
 
   if (!viaTrigrams) return query.where(containsAll(words));
