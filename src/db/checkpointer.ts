@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
@@ -49,22 +48,29 @@ export function startCheckpointer(
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(SOURCE, { eval: true, workerData: { driver, file, intervalMs } });
   let stopping = false;
+  let failed = false;
+  const fail = (error: unknown) => {
+    if (stopping || failed) return;
+    failed = true;
+    onFailure(error);
+  };
+  const exited = new Promise<void>((resolve) => {
+    worker.once('exit', (code) => {
+      fail(new Error(`the checkpoint thread exited with code ${code}`));
+      resolve();
+    });
+  });
   worker.on('message', onReport);
-  worker.on('error', (error) => {
-    if (!stopping) onFailure(error);
-  });
-  worker.on('exit', (code) => {
-    if (!stopping) onFailure(new Error(`the checkpoint thread exited with code ${code}`));
-  });
+  worker.on('error', fail);
   // It must not keep the process alive by itself.
   worker.unref();
   return {
     async stop() {
       if (stopping) return;
       stopping = true;
+      if (failed) return;
       // Waited for: the process must not end before the thread has closed its connection.
       worker.ref();
-      const exited = once(worker, 'exit');
       worker.postMessage('stop');
       await exited;
     },

@@ -1,3 +1,4 @@
+import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, type CompiledQuery, type LogEvent } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 import { startCheckpointer, type CheckpointReport } from './checkpointer.js';
@@ -27,10 +28,11 @@ export interface Db {
    */
   ready(timeoutMs: number): Promise<void>;
   /**
-   * SQLite only: a number that changes whenever another connection (another process, or this process's writer)
-   * has committed since the last call, read without I/O (`PRAGMA data_version`).
+   * SQLite only: a value that changes whenever anything was committed since the last call: by another connection
+   * (another process, or this process's writer: `PRAGMA data_version`, read without I/O) or by the read
+   * connection itself (a catalog import run in this process: `total_changes()`).
    */
-  readonly dataVersion?: () => number;
+  readonly dataVersion?: () => string;
   close(): Promise<void>;
 }
 
@@ -119,15 +121,19 @@ function openSqliteDb(
     checkpoints === undefined || memory
       ? undefined
       : startCheckpointer(config.file, checkpoints.intervalMs, report, (error) => {
-          // Without the thread, the writer checkpoints by itself again.
+          // Without the thread, the writer checkpoints by itself again, and readiness no longer waits on it.
           writerConnection.sqlite.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+          checkpointFailure = undefined;
           checkpoints.onReport({ ok: false, error: `background checkpoints stopped: ${String(error)}` });
         });
   if (checkpointer !== undefined) writerConnection.sqlite.pragma('wal_autocheckpoint = 0');
-  // A single in-memory connection sees no commits from another one: every call reports a change.
-  let calls = 0;
-  const dataVersionStatement = memory ? undefined : reader.sqlite.prepare('PRAGMA data_version').pluck();
-  const dataVersion = () => (dataVersionStatement === undefined ? ++calls : (dataVersionStatement.get() as number));
+  const versions = reader.sqlite
+    .prepare('SELECT data_version, total_changes() FROM pragma_data_version')
+    .raw() as SQLite.Statement<[], [number, number]>;
+  const dataVersion = () => {
+    const [committed, own] = versions.get()!;
+    return `${committed}:${own}`;
+  };
   const batcher = new WriteBatcher(writer, config.queryTimeoutMs);
   // 64 KB of new data: a write that fits in room the WAL already has would pass on a disk that takes no create.
   const probe = (trx: Kysely<Database>) =>

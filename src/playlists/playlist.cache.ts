@@ -1,13 +1,6 @@
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
-import type { PlaylistWithSongs } from './playlist.schemas.js';
-
-/** A playlist as the API answers it: its JSON bytes and their strong ETag. */
-export interface PlaylistAnswer {
-  readonly json: Buffer;
-  readonly etag: string;
-}
+import type { PlaylistAnswer } from './playlist.json.js';
 
 /** A playlist's answer kept in memory, with what it depends on. */
 export interface CachedPlaylist extends PlaylistAnswer {
@@ -21,17 +14,6 @@ export interface CachedPlaylist extends PlaylistAnswer {
 const ENTRY_OVERHEAD = 200;
 /** Deletes the SQLite log keeps (see the `playlist_changes` trigger); a reader further behind forgets everything. */
 const CHANGE_LOG_LENGTH = 10_000;
-
-/** The strong ETag of an answer's bytes: equal bytes, equal tag, on every instance and after every restart. */
-export function etagOf(bytes: Buffer): string {
-  return `"${createHash('sha1').update(bytes).digest('base64url')}"`;
-}
-
-/** A playlist's answer: the text the `playlistwithsongs` schema describes, with its fields in the schema's order. */
-export function playlistAnswer(playlist: PlaylistWithSongs): PlaylistAnswer {
-  const json = Buffer.from(JSON.stringify(playlist));
-  return { json, etag: etagOf(json) };
-}
 
 /**
  * The answers of recently read playlists, bounded by bytes. A playlist never changes once created; only a delete
@@ -54,9 +36,9 @@ export class PlaylistCache {
   #version = -1;
   #generation = 0;
   /** SQLite: the data_version and change log position the cache has caught up with. */
-  #seenDataVersion: number | undefined;
+  #seenDataVersion: string | undefined;
   #lastChange: number | undefined;
-  #catchingUp: { readonly dataVersion: number; readonly done: Promise<number> } | undefined;
+  #catchingUp: { readonly dataVersion: string; readonly done: Promise<number> } | undefined;
 
   constructor(db: Db, maxBytes: number) {
     this.#db = db;
@@ -96,7 +78,7 @@ export class PlaylistCache {
     return done;
   }
 
-  async #catchUp(dataVersion: number): Promise<number> {
+  async #catchUp(dataVersion: string): Promise<number> {
     const q = this.#db.kysely;
     const { version } = await q.selectFrom('catalog_version').select('version').executeTakeFirstOrThrow();
     if (this.#lastChange === undefined) {
@@ -104,8 +86,9 @@ export class PlaylistCache {
         .selectFrom('playlist_changes')
         .select((eb) => eb.fn.max('seq').as('seq'))
         .executeTakeFirst();
-      // Nothing was cached before the first look, so nothing before it needs forgetting.
-      if (this.#entries !== undefined && this.#entries.size > 0) this.#forgetAll();
+      // Pages may have read answers before this first look, and a delete since may already be in the log below
+      // its end: forget them, and anything still being read (the generation moves on).
+      this.#forgetAll();
       this.#lastChange = last?.seq ?? 0;
     } else {
       const changes = await q

@@ -1,7 +1,23 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { playlistAnswer, type PlaylistAnswer } from './playlist.cache.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
+
+/** A playlist as the API answers it: its JSON bytes and their strong ETag. */
+export interface PlaylistAnswer {
+  readonly json: Buffer;
+  readonly etag: string;
+}
+
+/** The strong ETag of an answer's bytes: equal bytes, equal tag, on every instance and after every restart. */
+export function etagOf(bytes: Buffer): string {
+  return `"${createHash('sha1').update(bytes).digest('base64url')}"`;
+}
+
+/** A playlist's answer: the text the `playlistwithsongs` schema describes, with its fields in the schema's order. */
+export function playlistAnswer(playlist: PlaylistWithSongs): PlaylistAnswer {
+  const json = Buffer.from(JSON.stringify(playlist));
+  return { json, etag: etagOf(json) };
+}
 
 /** Songs serialized between two turns of the event loop. */
 const SONGS_PER_TURN = 2000;

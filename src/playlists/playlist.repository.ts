@@ -23,13 +23,13 @@ export interface PlaylistSongRow {
   version: number | string;
 }
 
+/** A bigint computed in SQL (a count, the catalog version), typed loosely and read with Number(). */
+type BigintColumn = number | string;
+
 /**
  * The catalog version as a column, read in the same statement (and so the same snapshot) as the rows it comes
  * with: a cached answer is tied to the version its songs were read at.
  */
-/** A bigint as the drivers return it: a number from SQLite, a string from PostgreSQL. */
-type BigintColumn = number | string;
-
 const catalogVersion = sql<BigintColumn>`(SELECT version FROM catalog_version)`.as('version');
 
 // Rows per INSERT statement: well under SQLite's limit of bound variables.

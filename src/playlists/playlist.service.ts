@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Bounded } from '../concurrency/bounded.js';
-import { PlaylistCache, playlistAnswer, type CachedPlaylist, type PlaylistAnswer } from './playlist.cache.js';
-import { pageEtag, pageJson, playlistAnswers } from './playlist.json.js';
+import { PlaylistCache, type CachedPlaylist } from './playlist.cache.js';
+import { pageEtag, pageJson, playlistAnswer, playlistAnswers, type PlaylistAnswer } from './playlist.json.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
@@ -97,9 +97,13 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
     const wanted = ids.filter((_, i) => kept[i] === undefined);
     if (wanted.length === 0) return kept as CachedPlaylist[];
     const generation = cache.generation;
-    const [heads, rows] = await Promise.all([playlists.playlistHeads(q, wanted), songsOf(wanted)]);
+    // Songs first, then the heads: entries go only with their playlist and ids are never reused, so a playlist
+    // whose head is still there was read whole; one deleted in between is left out rather than shown short.
+    const rows = await songsOf(wanted);
+    const heads = await playlists.playlistHeads(q, wanted);
     heads.sort((a, b) => a.id - b.id);
-    // Songs read in several statements may straddle a catalog change; such answers are served but not kept.
+    // Songs read in several statements may straddle a catalog change (a read that overlapped the import may show
+    // either title); such answers are served but not kept.
     const versions = new Set(rows.map((r) => Number(r.version)));
     const readAt = versions.size === 0 ? version : versions.size === 1 ? [...versions][0]! : Number.NaN;
     const built = new Map<number, CachedPlaylist>();
