@@ -3,7 +3,7 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { runCli } from './helpers/cli-process.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
-import { addSongs, addUser, renameWithCli, uniqueWord } from './helpers/live-data.js';
+import { addSongs, addUser, createThrough, renameWithCli, uniqueWord } from './helpers/live-data.js';
 import type { PlaylistBody } from './helpers/requests.js';
 import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
 import { call, eventually, isErrorBody, type Answer } from './helpers/traffic.js';
@@ -16,16 +16,6 @@ import { call, eventually, isErrorBody, type Answer } from './helpers/traffic.js
 
 const get = (server: ServerProcess, security: string, path: string): Promise<Answer> =>
   call(`${server.url}${path}`, { headers: { security } });
-
-async function create(server: ServerProcess, security: string, name: string, songIds: number[]) {
-  const answer = await call(`${server.url}/v3/playlist`, {
-    method: 'POST',
-    headers: { security },
-    body: { name, songIds },
-  });
-  expect(answer.status, answer.body).toBe(200);
-  return JSON.parse(answer.body) as PlaylistBody;
-}
 
 async function remove(server: ServerProcess, security: string, id: number): Promise<void> {
   const answer = await call(`${server.url}/v3/playlist/${id}`, { method: 'DELETE', headers: { security } });
@@ -83,9 +73,9 @@ for (const dialect of DIALECTS) {
         const reader = instances()[readerName];
         const security = await addUser(db);
         const word = uniqueWord('tangelo');
-        const kept = await create(writer, security, `Kept ${word}`, [1, 2]);
-        const doomed = await create(writer, security, `Doomed ${word}`, [3, 4, 5]);
-        const other = await create(writer, security, 'Unrelated', [6]);
+        const kept = await createThrough(writer, security, `Kept ${word}`, [1, 2]);
+        const doomed = await createThrough(writer, security, `Doomed ${word}`, [3, 4, 5]);
+        const other = await createThrough(writer, security, 'Unrelated', [6]);
         const list = '/v3/playlist?limit=100';
         const search = `/v3/playlist?search=${word}`;
 
@@ -110,7 +100,7 @@ for (const dialect of DIALECTS) {
     it('every read that starts after a delete was acknowledged on the other instance answers 410', async () => {
       const security = await addUser(db);
       const playlists: PlaylistBody[] = [];
-      for (let i = 0; i < 20; i++) playlists.push(await create(a, security, `Race ${i}`, [i + 1, i + 2]));
+      for (let i = 0; i < 20; i++) playlists.push(await createThrough(a, security, `Race ${i}`, [i + 1, i + 2]));
       for (let round = 0; round < 2; round++) {
         const warmed = await Promise.all(playlists.map((p) => get(b, security, `/v3/playlist/${p.id}`)));
         expect(warmed.map(playlistOf)).toEqual(playlists);
@@ -161,7 +151,7 @@ for (const dialect of DIALECTS) {
       const [oldTitle, newTitle, oldArtist, newArtist] = ['zyzzyva', 'quokka', 'wombat', 'numbat'].map(uniqueWord);
       const songId = nextSongId++;
       await addSongs(db, [{ id: songId, title: `${oldTitle} nocturne`, artist: `The ${oldArtist}s` }]);
-      const playlist = await create(a, security, 'Evening mix', [1, songId, 2]);
+      const playlist = await createThrough(a, security, 'Evening mix', [1, songId, 2]);
       const paths = {
         get: `/v3/playlist/${playlist.id}`,
         plural: `/v3/playlists/${playlist.id}`,
@@ -206,7 +196,7 @@ for (const dialect of DIALECTS) {
       const name = uniqueWord('leaver');
       const security = await addUser(db, name);
       const word = uniqueWord('farewell');
-      const playlist = await create(a, security, `Last ${word}`, [7, 8]);
+      const playlist = await createThrough(a, security, `Last ${word}`, [7, 8]);
       const paths = { get: `/v3/playlist/${playlist.id}`, list: '/v3/playlist', search: `/v3/playlist?search=${word}` };
       for (const server of [a, b]) {
         for (let i = 0; i < 3; i++) {

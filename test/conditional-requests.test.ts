@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
-import { addSongs, addUser, renameWithCli, uniqueWord } from './helpers/live-data.js';
+import { addSongs, addUser, createThrough, renameWithCli, uniqueWord } from './helpers/live-data.js';
 import type { PlaylistBody } from './helpers/requests.js';
 import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
 import { call, isErrorBody, type Answer } from './helpers/traffic.js';
@@ -78,15 +78,8 @@ for (const dialect of DIALECTS) {
     const get = (path: string, headers: Record<string, string>): Promise<Answer> =>
       call(`${server.url}${path}`, { headers });
 
-    async function create(security: string, name: string, songIds: number[]): Promise<PlaylistBody> {
-      const answer = await call(`${server.url}/v3/playlist`, {
-        method: 'POST',
-        headers: { security },
-        body: { name, songIds },
-      });
-      expect(answer.status, answer.body).toBe(200);
-      return JSON.parse(answer.body) as PlaylistBody;
-    }
+    const create = (security: string, name: string, songIds: number[]) =>
+      createThrough(server, security, name, songIds);
 
     async function remove(security: string, id: number): Promise<void> {
       const answer = await call(`${server.url}/v3/playlist/${id}`, { method: 'DELETE', headers: { security } });

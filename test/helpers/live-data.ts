@@ -9,6 +9,9 @@ import type { Db } from '../../src/db/database.js';
 import { userService } from '../../src/users/user.service.js';
 import { basic } from './app.js';
 import { runCli } from './cli-process.js';
+import type { PlaylistBody } from './requests.js';
+import type { ServerProcess } from './server-process.js';
+import { call } from './traffic.js';
 
 /**
  * Data for tests against running service processes (server-process.ts): users and songs are written straight into
@@ -60,4 +63,20 @@ export async function renameWithCli(databaseUrl: string, songs: readonly Catalog
     code: 0,
     stdout: `Catalog import: 0 added, ${songs.length} updated, 0 unchanged.\n`,
   });
+}
+
+/** Creates a playlist through a running service and returns it; anything but 200 fails the test. */
+export async function createThrough(
+  server: ServerProcess,
+  security: string,
+  name: string,
+  songIds: number[],
+): Promise<PlaylistBody> {
+  const answer = await call(`${server.url}/v3/playlist`, {
+    method: 'POST',
+    headers: { security },
+    body: { name, songIds },
+  });
+  expect(answer.status, answer.body).toBe(200);
+  return JSON.parse(answer.body) as PlaylistBody;
 }
