@@ -103,7 +103,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
       done(ApiError.badRequest('An HTTP/1.1 request must have a Host header.'));
       return;
     }
-    reply.header('cache-control', 'no-store');
+    reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {

@@ -7,14 +7,16 @@ import { UserError, userService } from './users/user.service.js';
 import { CatalogFileError, importCatalogPath } from './catalog/catalog-files.js';
 import { StartError } from './startup.js';
 
+const USER_USAGE = `  user add NAME [--password-stdin]   create a user; prompts for the password, or reads a line from stdin
+  user passwd NAME [--password-stdin]
+  user remove NAME                   remove a user and their playlists
+  user list`;
+
 const USAGE = `Usage: mixtape <command>
 
   serve                              run the service (npm start)
   migrate                            bring the database schema up to date
-  user add NAME [--password-stdin]   create a user; prompts for the password, or reads a line from stdin
-  user passwd NAME [--password-stdin]
-  user remove NAME                   remove a user and their playlists
-  user list
+${USER_USAGE}
   catalog import PATH                import songs from a CSV, JSON or JSON Lines file, or a folder of audio files
 
 Settings come from the environment (PORT, HOST, DATABASE_URL, LOG_LEVEL, ...); see README.md.`;
@@ -59,9 +61,9 @@ async function userCommand(config: Config, args: string[]): Promise<void> {
     if (users.length === 0) console.log('No users yet: mixtape user add NAME');
     return;
   }
-  if (name === undefined)
-    throw new UsageError(`mixtape user ${action ?? '<add|passwd|remove|list>'} needs a user NAME.`);
-  switch (action ?? '') {
+  if (action === undefined) throw new UsageError(`mixtape user needs a command:\n\n${USER_USAGE}`);
+  if (name === undefined) throw new UsageError(`mixtape user ${action} needs a user NAME.`);
+  switch (action) {
     case 'add': {
       const password = await readPassword(values['password-stdin']);
       const added = await withDb(config, (db) => userService(db).add(name, password));
@@ -83,16 +85,18 @@ async function userCommand(config: Config, args: string[]): Promise<void> {
       console.log(`User "${name}" and their playlists removed.`);
       return;
     default:
-      throw new UsageError(`Unknown user command "${action ?? ''}".`);
+      throw new UsageError(`Unknown user command "${action}".`);
   }
 }
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+  if (command === 'help' || command === '--help' || command === '-h') {
     console.log(USAGE);
     return;
   }
+  // Without a command nothing was done: say what there is, and fail, so that a script notices.
+  if (command === undefined) throw new UsageError(`a command is needed.\n\n${USAGE}`);
   const config = loadConfig();
   switch (command) {
     case 'serve': {

@@ -152,9 +152,28 @@ for (const dialect of DIALECTS) {
         const refused = await limited.app.inject({ method: 'GET', url: '/v3/playlist', headers: { security } });
         expectError(refused, 429);
         expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+        // Probes and metrics are never limited: a liveness probe must not be throttled into a restart.
+        for (let i = 0; i < 5; i++) {
+          for (const url of ['/healthz', '/readyz', '/metrics']) {
+            expect((await limited.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
+          }
+        }
       } finally {
         await limited.close();
       }
+    });
+
+    it('sends X-Content-Type-Options: nosniff on answers and errors', async () => {
+      const security = await t.addUser();
+      const answers = await Promise.all([
+        t.app.inject({ method: 'GET', url: '/v3/playlist', headers: { security } }),
+        t.app.inject({ method: 'GET', url: '/v3/playlist' }),
+        t.app.inject({ method: 'GET', url: '/v3/playlist/999999', headers: { security } }),
+        t.app.inject({ method: 'GET', url: '/no/such/path' }),
+        t.app.inject({ method: 'GET', url: '/healthz' }),
+      ]);
+      expect(answers.map((a) => a.statusCode)).toEqual([200, 401, 404, 404, 200]);
+      for (const answer of answers) expect(answer.headers['x-content-type-options']).toBe('nosniff');
     });
 
     it('sends no CORS headers by default, and allows the security header in preflight when origins are set', async () => {

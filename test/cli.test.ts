@@ -177,4 +177,18 @@ describe.concurrent('the mixtape CLI (SQLite)', () => {
     expect(noTerminal.stderr).toMatch(/No terminal .*--password-stdin/);
     expect(await userNames()).not.toContain('carol');
   });
+
+  it('fails with the usage when no command is given, and lists the user commands for a bare `user`', async ({
+    expect,
+  }) => {
+    const [none, user, help] = await Promise.all([mixtape([]), mixtape(['user']), mixtape(['--help'])]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/a command is needed[\s\S]*Usage: mixtape <command>[\s\S]*catalog import PATH/);
+    expect(user.code).toBe(2);
+    expect(user.stderr).toMatch(
+      /mixtape user needs a command[\s\S]*user add NAME[\s\S]*user remove NAME[\s\S]*user list/,
+    );
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toMatch(/^Usage: mixtape <command>/);
+  });
 });

@@ -33,6 +33,8 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Regist
   app.get(
     '/healthz',
     {
+      // A probe throttled into failing would get a healthy instance restarted: never rate limited.
+      config: { rateLimit: false },
       schema: {
         operationId: 'health',
         tags,
@@ -49,6 +51,8 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Regist
   app.get(
     '/readyz',
     {
+      // A probe throttled into failing would get a healthy instance restarted: never rate limited.
+      config: { rateLimit: false },
       schema: {
         operationId: 'ready',
         tags,
@@ -73,6 +77,8 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Regist
   app.get(
     '/metrics',
     {
+      // A probe throttled into failing would get a healthy instance restarted: never rate limited.
+      config: { rateLimit: false },
       schema: {
         operationId: 'metrics',
         tags,
