@@ -24,8 +24,8 @@ const CHANGE_LOG_LENGTH = 10_000;
  *   served only for the version its songs were read at (`observe` forgets everything when the catalog moves on);
  * - a page or a search reads its playlist ids from the database, so a deleted playlist is never among them; a
  *   single playlist is confirmed by reading its row on PostgreSQL, while on SQLite `sync` asks the connection
- *   whether any other connection committed (`PRAGMA data_version`, no I/O) and, only then, reads the deletes
- *   since the last look from `playlist_changes` and the catalog version.
+ *   whether anything was committed (`PRAGMA data_version` and `total_changes()`, no I/O) and, only then, reads
+ *   the deletes since the last look from `playlist_changes` and the catalog version.
  *
  * A read that began before a delete was applied must not store what it read after it: entries are stored only if
  * no delete was applied since the read began (`generation`).
