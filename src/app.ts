@@ -1,6 +1,12 @@
+import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyServerOptions,
+  type onSendHookHandler,
+} from 'fastify';
 import type { Config } from './config.js';
 import { coverRoutes } from './covers/cover.routes.js';
 import { CoverRenderer } from './covers/renderer.js';
@@ -12,6 +18,7 @@ import { connectionHandling } from './http/connections.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { ApiError, ErrorBody } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
+import { REQUEST_ID_HEADER, requestId } from './http/request-id.js';
 import { buildSharedSerializer } from './http/serialization.js';
 import { createValidatorCompiler, formatValidationError } from './http/validation.js';
 import { opsRoutes } from './ops/ops.routes.js';
@@ -59,6 +66,25 @@ export function loggerOptions(config: Config, pretty: boolean): FastifyServerOpt
   return { ...base, stream };
 }
 
+/** Answers smaller than this go out as they are: compressing them saves little and costs CPU on the hot path. */
+const COMPRESS_ABOVE_BYTES = 2048;
+
+const toArray = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
+
+/**
+ * A strong ETag names one exact byte sequence; once compressed, the bytes differ, so the validator becomes weak
+ * (`W/`). `If-None-Match` compares weakly, so either form revalidates the same answer.
+ */
+const weakenEncodedEtag: onSendHookHandler = (_request, reply, payload, done) => {
+  const etag = reply.getHeader('etag');
+  const encoding = reply.getHeader('content-encoding');
+  if (typeof etag === 'string' && etag.startsWith('"') && encoding !== undefined && encoding !== 'identity') {
+    reply.header('etag', `W/${etag}`);
+  }
+  done(null, payload);
+};
+
 /** Fastify's `trustProxy` from the setting: a hop count trusts that many proxies nearest the service. */
 function trustProxy(setting: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
   if (typeof setting === 'number') return (_address, hop) => hop < setting;
@@ -72,6 +98,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const app = Fastify({
     ...connections.options,
     logger,
+    genReqId: requestId,
     logController: new LogController({ disableRequestLogging: true }),
     schemaController: { compilersFactory: { buildSerializer: buildSharedSerializer } },
     bodyLimit: limits.bodyBytes,
@@ -94,6 +121,10 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   let closing = false;
   // Hooks every request runs, written with callbacks rather than promises: cheaper on the hot path.
   app.addHook('onRequest', (request, reply, done) => {
+    reply
+      .header(REQUEST_ID_HEADER, request.id)
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff');
     if (closing) {
       done(ApiError.unavailable('The service is shutting down; try again shortly.', 1));
       return;
@@ -103,7 +134,6 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
       done(ApiError.badRequest('An HTTP/1.1 request must have a Host header.'));
       return;
     }
-    reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -138,6 +168,15 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
         ApiError.tooManyRequests(context.ttl / 1000, `Too many requests; the limit is ${context.max} a minute.`),
     });
   }
+
+  await app.register(compress, {
+    threshold: COMPRESS_ABOVE_BYTES,
+    // A compressed request body stays a 415: the API takes plain JSON.
+    globalDecompression: false,
+  });
+  app.addHook('onRoute', (route) => {
+    route.onSend = [...toArray(route.onSend), weakenEncodedEtag];
+  });
 
   await registerOpenApi(app);
   const authenticate = authenticateHook(app, new Authenticator(db, config.auth));

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp, loggerOptions } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
-import { isDatabaseUnavailable } from './db/faults.js';
+import { describeSetupFault, isDatabaseUnavailable } from './db/faults.js';
 import { prepareDatabase, StartError } from './startup.js';
 
 /** SQLite: how often the WAL is copied back into the database file, off the event loop. */
@@ -20,6 +20,8 @@ async function prepareWithRetry(db: Db, config: Config, log: FastifyBaseLogger):
       await prepareDatabase(db, config, log);
       return;
     } catch (error) {
+      const setup = describeSetupFault(error, config.database.url);
+      if (setup !== undefined) throw new StartError(setup);
       if (!isDatabaseUnavailable(error)) throw error;
       const reason = error instanceof Error ? error.message : String(error);
       const left = deadline - Date.now();
@@ -32,6 +34,26 @@ async function prepareWithRetry(db: Db, config: Config, log: FastifyBaseLogger):
       log.warn({ attempt, reason, retryInMs: wait }, `the database is not reachable (${reason}); trying again`);
       await sleep(wait);
     }
+  }
+}
+
+/** The reason the service cannot listen, as one line for the operator, or undefined for any other error. */
+function listenFault(error: unknown, { host, port }: Config): StartError | undefined {
+  const where = `${host}:${port}`;
+  const code: string = (error as NodeJS.ErrnoException).code ?? '';
+  switch (code) {
+    case 'EADDRINUSE':
+      return new StartError(
+        `port ${port} is in use on ${host}: stop the program listening there (ss -ltnp 'sport = :${port}' shows it) or set PORT to a free port`,
+      );
+    case 'EACCES':
+      return new StartError(
+        `not allowed to listen on ${where}: ports below 1024 need privileges; set PORT to 1024 or above`,
+      );
+    case 'EADDRNOTAVAIL':
+      return new StartError(`${host} is not an address of this machine: set HOST to one of its addresses, or 0.0.0.0`);
+    default:
+      return undefined;
   }
 }
 
@@ -54,7 +76,9 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   log.current = app.log;
   try {
     await prepareWithRetry(db, config, app.log);
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+      throw listenFault(error, config) ?? error;
+    });
   } catch (error) {
     await app.close();
     await db.close();

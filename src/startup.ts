@@ -11,15 +11,31 @@ export class StartError extends Error {
 }
 
 /** What `serve` does before it listens: migrate, seed the demo catalog, create the bootstrap user. */
-export async function prepareDatabase(db: Db, config: Config, log: Pick<FastifyBaseLogger, 'info'>): Promise<void> {
+export async function prepareDatabase(
+  db: Db,
+  config: Config,
+  log: Pick<FastifyBaseLogger, 'info' | 'warn'>,
+): Promise<void> {
   const applied = await migrateToLatest(db);
   if (applied.length > 0) log.info({ migrations: applied }, 'database schema updated');
   if (config.seedCatalog) {
     const added = await seedDemoCatalog(db);
     if (added > 0) log.info({ songs: added }, 'demo catalog added');
   }
+  const users = userService(db);
   if (config.bootstrapUser !== undefined) {
     const { name, password } = config.bootstrapUser;
-    if (await userService(db).add(name, password)) log.info({ user: name }, 'bootstrap user created');
+    if (await users.add(name, password)) log.info({ user: name }, 'bootstrap user created');
+    else if ((await users.hasPassword(name, password)) === false) {
+      log.warn(
+        { user: name },
+        `MIXTAPE_BOOTSTRAP_USER names the existing user "${name}" with another password: the stored password is kept (change it with: mixtape user passwd ${name})`,
+      );
+    }
+  }
+  if (!(await users.anyUser())) {
+    log.warn(
+      'there are no users yet, so nobody can sign in: create one with `npx mixtape user add NAME` (any time, while the service runs), or start with MIXTAPE_BOOTSTRAP_USER=name:password',
+    );
   }
 }

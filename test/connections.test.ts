@@ -18,10 +18,13 @@ const HEADERS_TIMEOUT_MS = 1000;
 const KEEPALIVE_TIMEOUT_MS = 1000;
 // Node checks the timeouts once a second; a generous bound for "closed in time", not a speed target.
 const SLACK_MS = 3000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function expectErrorAnswer(answer: RawExchange, status: number, where: string): number {
   expect(answer.status, `${where}: ${answer.text.slice(0, 300)}`).toBe(status);
   expect(answer.headers['content-type'], where).toMatch(/^application\/json/);
+  expect(answer.headers['x-content-type-options'], where).toBe('nosniff');
+  expect(answer.headers['x-request-id'], where).toMatch(UUID);
   const body = JSON.parse(answer.body) as { errormsg?: unknown; logdata?: { entry?: unknown; date?: unknown } };
   expect(typeof body.errormsg, where).toBe('string');
   expect(String(body.errormsg).length, where).toBeGreaterThan(0);

@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
@@ -205,4 +206,77 @@ describe('a bad setting stops `serve`', () => {
     expect(result.stdout).not.toContain('Server listening');
     expect(result.stdout).not.toContain('mixtape is ready');
   });
+});
+
+describe('`serve` says in one line what stops it, and what the operator should know at start', () => {
+  const databases: TestDatabase[] = [];
+
+  afterAll(async () => {
+    await killAllServers();
+    for (const database of databases) await database.drop();
+  });
+
+  const newDatabase = async (dialect: 'sqlite' | 'postgres') => {
+    const database = await createTestDatabase(dialect);
+    databases.push(database);
+    return database;
+  };
+
+  const expectOneLine = (result: { code: number | null; stderr: string; stdout: string }, pattern: RegExp) => {
+    expect(result.code, result.stderr).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines, result.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(pattern);
+    expect(result.stdout).not.toContain('mixtape is ready');
+  };
+
+  it('a port in use', async () => {
+    const database = await newDatabase('sqlite');
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const result = await runServeExpectingExit({ DATABASE_URL: database.url, LOG_LEVEL: 'info', PORT: String(port) });
+      expectOneLine(result, new RegExp(`^mixtape: port ${port} is in use on 127\\.0\\.0\\.1: .*set PORT`));
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('a PostgreSQL database that does not exist', async () => {
+    const url = new URL((await newDatabase('postgres')).url);
+    url.pathname = '/mixtape_no_such_database';
+    const result = await runServeExpectingExit({ DATABASE_URL: url.toString(), LOG_LEVEL: 'info' });
+    expectOneLine(
+      result,
+      /^mixtape: PostgreSQL at .* has no database "mixtape_no_such_database": create it \(createdb /,
+    );
+  });
+
+  it('warns when nobody can sign in, and when the bootstrap user exists with another password', async () => {
+    const database = await newDatabase('sqlite');
+    const first = await startServer({ databaseUrl: database.url, env: { LOG_LEVEL: 'info' } });
+    const hint = await first.waitForLog((line) => /no users yet/.test(String(line.msg)));
+    expect(hint.msg).toContain('mixtape user add');
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+
+    const second = await startServer({
+      databaseUrl: database.url,
+      bootstrapUser: 'ann:first',
+      env: { LOG_LEVEL: 'info' },
+    });
+    await second.waitForLog((line) => line.msg === 'bootstrap user created');
+    expect(await second.stop()).toEqual({ code: 0, signal: null });
+
+    const third = await startServer({
+      databaseUrl: database.url,
+      bootstrapUser: 'ann:second',
+      env: { LOG_LEVEL: 'info' },
+    });
+    const warning = await third.waitForLog((line) => /MIXTAPE_BOOTSTRAP_USER/.test(String(line.msg)));
+    expect(warning.msg).toContain('another password');
+    expect(third.output()).not.toContain('second');
+    expect(third.logLines().some((line) => /no users yet/.test(String(line.msg)))).toBe(false);
+    expect(await third.stop()).toEqual({ code: 0, signal: null });
+  }, 60_000);
 });

@@ -88,3 +88,28 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
     clearTimeout(timer);
   }
 }
+
+/**
+ * For an error that waiting will not cure (no such database, role or password), one line for the operator that says
+ * what is wrong and what to do; undefined for any other error. `url` is the DATABASE_URL in use.
+ */
+export function describeSetupFault(error: unknown, url: string): string | undefined {
+  const code = codeOf(error);
+  if (code === undefined || !url.startsWith('postgres')) return undefined;
+  const parsed = new URL(url);
+  const database = decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username) || 'postgres';
+  const user = decodeURIComponent(parsed.username) || 'the current user';
+  const server = `${parsed.hostname || 'localhost'}:${parsed.port || '5432'}`;
+  switch (code) {
+    case '3D000':
+      return `PostgreSQL at ${server} has no database "${database}": create it (createdb -h ${parsed.hostname || 'localhost'} -p ${parsed.port || '5432'} ${database}) or point DATABASE_URL at one that exists`;
+    case '28000':
+      return `PostgreSQL at ${server} refused the role "${user}" (${(error as Error).message}): create the role, allow it in pg_hba.conf, or fix the user in DATABASE_URL`;
+    case '28P01':
+      return `PostgreSQL at ${server} rejected the password of "${user}": fix the password in DATABASE_URL`;
+    case '42501':
+      return `the role "${user}" may not create tables in database "${database}" on ${server} (${(error as Error).message}): grant it, or use a role that owns the database`;
+    default:
+      return undefined;
+  }
+}

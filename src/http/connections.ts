@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -48,12 +49,20 @@ export function connectionHandling(config: ServerConfig) {
 }
 
 /** A complete HTTP/1.1 response with the error body, for a socket that no Fastify reply owns. */
-function rawAnswer(status: number, message: string, entry: number, headers: Record<string, string> = {}): string {
+function rawAnswer(
+  status: number,
+  message: string,
+  entry: number,
+  reqId: string,
+  headers: Record<string, string> = {},
+): string {
   const body = JSON.stringify(errorBody(message, entry));
   const lines = Object.entries({
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(body)),
     'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Request-Id': reqId,
     Connection: 'close',
     ...headers,
   }).map(([name, value]) => `${name}: ${value}\r\n`);
@@ -80,11 +89,12 @@ function clientErrorHandler(latest: Latest) {
     const current = latest.get(socket);
     const answered = current !== undefined && !current.req.complete && current.res.headersSent;
     const entry = newEntry();
+    const reqId = randomUUID();
     this.log.info(
-      { entry, status, code: error.code, remoteAddress: socket.remoteAddress, answered },
+      { reqId, entry, status, code: error.code, remoteAddress: socket.remoteAddress, answered },
       answered ? 'client error after the answer; closing' : 'client error',
     );
-    if (socket.writable && !answered) socket.write(rawAnswer(status, message, entry));
+    if (socket.writable && !answered) socket.write(rawAnswer(status, message, entry, reqId));
     socket.destroy();
   };
 }
@@ -108,9 +118,14 @@ function limitConnections(server: Server, config: ServerConfig, log: FastifyBase
     const fromAddress = perAddress.get(address) ?? 0;
     if (open >= config.maxConnections || fromAddress >= config.maxConnectionsPerAddress) {
       const entry = newEntry();
+      const reqId = randomUUID();
       const which = open >= config.maxConnections ? 'all' : 'address';
-      log.warn({ entry, status: 503, remoteAddress: address, open, fromAddress }, 'connection refused: too many open');
-      refuse(socket, rawAnswer(503, refusal(which), entry, { 'Retry-After': String(REFUSED_RETRY_AFTER_SECONDS) }));
+      log.warn(
+        { reqId, entry, status: 503, remoteAddress: address, open, fromAddress },
+        'connection refused: too many open',
+      );
+      const retryAfter = { 'Retry-After': String(REFUSED_RETRY_AFTER_SECONDS) };
+      refuse(socket, rawAnswer(503, refusal(which), entry, reqId, retryAfter));
       return;
     }
     open++;

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/faults.js';
 import { ApiError, errorBody, newEntry } from './errors.js';
+import { REQUEST_ID_HEADER } from './request-id.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,6 +59,8 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     .code(error.statusCode)
     .headers(error.headers)
     .header('cache-control', 'no-store')
+    .header(REQUEST_ID_HEADER, request.id)
+    .header('x-content-type-options', 'nosniff')
     .type('application/json; charset=utf-8')
     .send(errorBody(error.message, entry));
 }

@@ -36,6 +36,11 @@ export async function deleteUser(db: Q, name: string): Promise<boolean> {
   return result.numDeletedRows > 0n;
 }
 
+/** True when at least one user exists. */
+export async function anyUser(db: Q): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
 export function listUsers(db: Q): Promise<Pick<UserRow, 'id' | 'name' | 'playlist_count' | 'created_at'>[]> {
   return db.selectFrom('users').select(['id', 'name', 'playlist_count', 'created_at']).orderBy('name').execute();
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js';
 import { NAME_MAX_LENGTH, PASSWORD_MAX_BYTES } from '../credentials/credential.js';
-import { hashPassword } from '../credentials/password.js';
+import { hashPassword, verifyPassword } from '../credentials/password.js';
 import { characterCount } from '../search/search-text.js';
 import * as users from './user.repository.js';
 
@@ -45,6 +45,14 @@ export function userService(db: Db) {
     },
     list() {
       return users.listUsers(db.kysely);
+    },
+    anyUser(): Promise<boolean> {
+      return users.anyUser(db.kysely);
+    },
+    /** Whether the user's password is this one; undefined when there is no such user. */
+    async hasPassword(name: string, password: string): Promise<boolean | undefined> {
+      const user = await users.findUserByName(db.kysely, name);
+      return user === undefined ? undefined : verifyPassword(password, user.password_hash);
     },
   };
 }

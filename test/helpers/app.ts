@@ -38,7 +38,7 @@ export async function openTestApp(
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', ...env });
   const queries: CompiledQuery[] = [];
   const db = openDatabase(config.database, { onQuery: (statement) => queries.push(statement) });
-  await prepareDatabase(db, config, { info: () => {} });
+  await prepareDatabase(db, config, { info: () => {}, warn: () => {} });
   const app = await buildApp({ config, db });
   await app.ready();
   return {

@@ -16,6 +16,8 @@ export interface ErrorResponseBody {
 export function expectError(response: LightMyRequestResponse, status: number): ErrorResponseBody {
   expect(response.statusCode, response.body).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/json/);
+  expect(response.headers['x-content-type-options']).toBe('nosniff');
+  expect(response.headers['x-request-id']).toMatch(/^\S{1,128}$/);
   const body = response.json<ErrorResponseBody>();
   expect(typeof body.errormsg).toBe('string');
   expect(body.errormsg.length).toBeGreaterThan(0);
