@@ -166,6 +166,18 @@ describe('docs/openapi.json', () => {
     }
     for (const path of ['/v3/playlist', '/v3/playlists']) {
       const create = operation(path, 'post');
+      // The specification's own `curl -d` sends a form body; text/plain is read the same way.
+      const bodies = create.requestBody?.content ?? {};
+      expect(Object.keys(bodies).sort(), path).toEqual([
+        'application/json',
+        'application/x-www-form-urlencoded',
+        'text/plain',
+      ]);
+      expect(bodies['text/plain']?.schema, path).toMatchObject({
+        type: 'string',
+        contentMediaType: 'application/json',
+        contentSchema: { $ref: '#/components/schemas/newPlaylist' },
+      });
       expect(Object.keys(create.responses['200']?.headers ?? {}), path).toContain('Location');
       expect(resolve(jsonSchemaOf(create.responses['200'])).title).toBe('playlistwithsongs');
       for (const status of ['400', '409', '413', '415', '422']) {

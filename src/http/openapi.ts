@@ -46,6 +46,41 @@ function renameParameters(document: OpenApiDocument): OpenApiDocument {
   return { ...document, paths };
 }
 
+interface Operation {
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
+}
+
+/**
+ * A JSON body may also come as `text/plain` or as a form body (what `curl -d` sends): with the `security` header it
+ * is read as JSON all the same (see body-parsers.ts). Contract tools (validating proxies, generated clients) learn
+ * that from the document, so every JSON request body is declared under those two media types too.
+ */
+function lenientBodies(document: OpenApiDocument): OpenApiDocument {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item) as Operation[]) {
+      const content = operation.requestBody?.content;
+      const schema = content?.['application/json']?.schema;
+      if (content === undefined || schema === undefined) continue;
+      content['text/plain'] = {
+        schema: {
+          type: 'string',
+          description: 'The same JSON as text; read as JSON when the credential is in the `security` header.',
+          contentMediaType: 'application/json',
+          contentSchema: schema,
+        },
+      };
+      content['application/x-www-form-urlencoded'] = {
+        schema: {
+          type: 'object',
+          description:
+            'The same JSON, sent as it is with this media type (as `curl -d` does); read as JSON when the credential is in the `security` header.',
+        },
+      };
+    }
+  }
+  return document;
+}
+
 /**
  * The reference page loads nothing from elsewhere, so its Content-Security-Policy allows no other origin; and the
  * service speaks plain HTTP (TLS, if any, ends at a proxy), so it must not ask browsers to upgrade its own assets.
@@ -90,7 +125,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transformObject: (documentObject) =>
-      renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject) as never,
+      lenientBodies(renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject)) as never,
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: selfOnly });
   app.get('/v3/openapi.json', { schema: { hide: true } }, () => app.swagger());
