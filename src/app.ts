@@ -1,4 +1,3 @@
-import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Config } from './config.js';
@@ -9,6 +8,7 @@ import type { Db } from './db/database.js';
 import { authenticateHook } from './http/auth.js';
 import { registerBodyParsers } from './http/body-parsers.js';
 import { connectionHandling } from './http/connections.js';
+import { registerCors } from './http/cors.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { ApiError, ErrorBody } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -123,13 +123,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
 
   registerErrorHandling(app, limits.bodyBytes);
 
-  if (config.corsOrigins.length > 0) {
-    await app.register(cors, {
-      origin: [...config.corsOrigins],
-      allowedHeaders: ['security', 'authorization', 'content-type', 'if-none-match'],
-      exposedHeaders: ['x-total-count', 'link', 'location', 'retry-after', 'www-authenticate'],
-    });
-  }
+  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins);
   if (config.rateLimitPerMinute > 0) {
     await app.register(rateLimit, {
       max: config.rateLimitPerMinute,
