@@ -1,5 +1,4 @@
 import compress from '@fastify/compress';
-import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, {
   LogController,
@@ -15,6 +14,7 @@ import type { Db } from './db/database.js';
 import { authenticateHook } from './http/auth.js';
 import { registerBodyParsers } from './http/body-parsers.js';
 import { connectionHandling } from './http/connections.js';
+import { registerCors } from './http/cors.js';
 import { registerErrorHandling, sendError, toApiError } from './http/error-handler.js';
 import { ApiError, ErrorBody } from './http/errors.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -153,13 +153,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
 
   registerErrorHandling(app, limits.bodyBytes);
 
-  if (config.corsOrigins.length > 0) {
-    await app.register(cors, {
-      origin: [...config.corsOrigins],
-      allowedHeaders: ['security', 'authorization', 'content-type', 'if-none-match'],
-      exposedHeaders: ['x-total-count', 'link', 'location', 'retry-after', 'www-authenticate'],
-    });
-  }
+  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins);
   if (config.rateLimitPerMinute > 0) {
     await app.register(rateLimit, {
       max: config.rateLimitPerMinute,

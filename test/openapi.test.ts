@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatDocument, openApiDocument } from '../scripts/openapi-document.js';
 import { basic, createTestApp, type TestApp } from './helpers/app.js';
 import { DIALECTS } from './helpers/databases.js';
+import { expectError } from './helpers/requests.js';
 
 interface SchemaDoc {
   $ref?: string;
@@ -27,6 +28,8 @@ interface ParameterDoc {
 }
 interface OperationDoc {
   operationId?: string;
+  summary?: string;
+  tags?: string[];
   security?: Record<string, string[]>[];
   parameters?: ParameterDoc[];
   requestBody?: { required?: boolean; content: Record<string, { schema?: SchemaDoc }> };
@@ -34,6 +37,7 @@ interface OperationDoc {
 }
 interface OpenApiDoc {
   openapi: string;
+  tags: { name: string }[];
   info: { version: string };
   paths: Record<string, Partial<Record<Method, OperationDoc>>>;
   components: { schemas: Record<string, SchemaDoc>; securitySchemes: Record<string, Record<string, unknown>> };
@@ -191,6 +195,26 @@ describe('docs/openapi.json', () => {
       }
     }
     expect(operation('/v3/playlist/{playlist-id}', 'delete').responses['200']?.content).toBeUndefined();
+  });
+
+  it('gives every operation a one-line summary, an alias one naming its singular operation', () => {
+    const operations = Object.entries(committed.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ path, method, op })),
+    );
+    expect(operations.length).toBeGreaterThanOrEqual(13);
+    for (const { path, method, op } of operations) {
+      const where = `${method.toUpperCase()} ${path}`;
+      expect(op.summary, where).toMatch(/^\S[^\n]{4,60}$/);
+      if (!path.startsWith('/v3/playlists')) continue;
+      expect(op.tags, where).toEqual(['Aliases']);
+      const singular = `${method.toUpperCase()} ${path.replace('/v3/playlists', '/v3/playlist')}`;
+      expect(op.summary, where).toBe(`Alias of ${singular}`);
+      expect(committed.paths[singular.split(' ')[1]!]?.[method as Method], singular).toBeDefined();
+    }
+    const singularSummaries = operations.filter((o) => !o.path.startsWith('/v3/playlists')).map((o) => o.op.summary);
+    expect(new Set(singularSummaries).size).toBe(singularSummaries.length);
+    // The aliases come last, so that the page lists every operation once before them.
+    expect(committed.tags.map((tag) => tag.name).at(-1)).toBe('Aliases');
   });
 
   it('documents the cover in PNG, JPEG and SVG, its validators, its size bounds and every failure', () => {
@@ -512,11 +536,46 @@ describe('served by the app', () => {
         }
       }
     }
-    // The page loads the document from the app too: `./json` next to it.
-    const initializer = await t.app.inject({ url: '/docs/static/swagger-initializer.js' });
-    expect(initializer.body).toContain("resolveUrl('./json')");
-    const json = await t.app.inject({ url: '/docs/json' });
-    expect(json.statusCode).toBe(200);
-    expect(json.json()).toEqual(committed);
+    // The page loads the document from /v3/openapi.json, resolved from its start script's own address.
+    const scriptPath = '/docs/static/swagger-initializer.js';
+    const initializer = await t.app.inject({ url: scriptPath });
+    expect(initializer.headers['content-type']).toMatch(/javascript/);
+    const relative = /new URL\('([^']+)', here\)/.exec(initializer.body)?.[1];
+    expect(relative).toBeDefined();
+    expect(new URL(relative!, `http://mixtape.test${scriptPath}`).pathname).toBe('/v3/openapi.json');
+    expect(initializer.body).not.toContain('/docs/json');
+  });
+
+  it('/docs is titled Mixtape, and its policy allows the blob: images of "Try it out" and no inline code', async () => {
+    const page = await t.app.inject({ url: '/docs' });
+    expect(page.body).toMatch(/<title>Mixtape API reference<\/title>/);
+    expect(page.body).toMatch(/<link rel="icon" type="image\/svg\+xml" href="[^"]*\/theme\/favicon\.svg"/);
+    const directives = new Map(
+      String(page.headers['content-security-policy'])
+        .split(';')
+        .map((directive) => directive.trim().split(/\s+/))
+        .map(([name, ...sources]) => [name, sources]),
+    );
+    expect(directives.get('img-src')).toEqual(["'self'", 'data:', 'blob:']);
+    expect(directives.get('style-src')).toEqual(["'self'"]);
+    expect(directives.get('script-src')).toEqual(["'self'"]);
+    expect(directives.get('script-src-attr')).toEqual(["'none'"]);
+    expect(directives.get('default-src')).toEqual(["'self'"]);
+    expect(directives.has('upgrade-insecure-requests')).toBe(false);
+    // The policy is the page's: the API's own answers carry none.
+    const api = await t.app.inject({ url: '/v3/openapi.json' });
+    expect(api.headers['content-security-policy']).toBeUndefined();
+  });
+
+  it('GET / points at /docs', async () => {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const root = await t.app.inject({ method, url: '/' });
+      expect(root.statusCode, method).toBe(302);
+      expect(root.headers.location, method).toBe('/docs');
+    }
+    const post = await t.app.inject({ method: 'POST', url: '/', payload: {} });
+    expect(post.statusCode).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+    expectError(post, 405);
   });
 });

@@ -56,6 +56,7 @@ export function coverRoutes(app: FastifyInstance, deps: CoverRouteDeps): void {
         onRequest: authenticate,
         schema: {
           operationId: alias ? 'getimagePlural' : 'getimage',
+          summary: alias ? 'Alias of GET /v3/playlist/{playlist-id}/image' : "Get a playlist's cover image",
           tags: alias ? ['Aliases'] : ['Your Library'],
           security: SECURITY,
           description:

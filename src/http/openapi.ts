@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { ALIAS_TAG, registerDocsPage } from './docs-page.js';
 
 /** The API's own version (semantic versioning); 1.2.0 added the song catalog. */
 export const API_VERSION = '1.2.0';
@@ -14,7 +14,13 @@ standard \`Authorization\` header. Every failure answers with one body:
 A method a path does not have answers 405 with \`Allow\`; an unknown path answers 404. A request that does not arrive
 in time answers 408, a malformed one 400 (431 for headers over 16 KB), and a connection over the service's caps on
 open connections 503 with \`Retry-After\`, each with the same body, before any operation is chosen.
-The plural paths (\`/v3/playlists...\`) are aliases of the singular ones.`;
+The plural paths (\`/v3/playlists...\`) are aliases of the singular ones: they are listed last, under
+${ALIAS_TAG}, which the reference page at \`/docs\` shows folded.
+
+With \`MIXTAPE_CORS_ORIGINS\` set, pages from those origins may call the API: a preflight (\`OPTIONS\` with \`Origin\`
+and \`Access-Control-Request-Method\`) answers 204 for every method here, and the headers in these answers (\`ETag\`,
+\`Location\`, \`X-Total-Count\`, \`Link\`, \`Retry-After\`...) are readable from script. Any other \`OPTIONS\`
+answers 405 with \`Allow\`, CORS or not.`;
 
 /** Turns route parameters into the names of the original description: `playlistId` → `playlist-id`. */
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
@@ -81,16 +87,6 @@ function lenientBodies(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
-/**
- * The reference page loads nothing from elsewhere, so its Content-Security-Policy allows no other origin; and the
- * service speaks plain HTTP (TLS, if any, ends at a proxy), so it must not ask browsers to upgrade its own assets.
- */
-const selfOnly = (policy: string): string =>
-  policy
-    .replace(/ (?:https:|validator\.swagger\.io)(?=[ ;])/g, '')
-    .replace(/ ?upgrade-insecure-requests;/, '')
-    .trim();
-
 /** The OpenAPI 3.1 document, built from the route schemas, at `/v3/openapi.json`, and its reference page at `/docs`. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -106,8 +102,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       tags: [
         { name: 'Your Library', description: 'Get, create and delete your playlists' },
         { name: 'Catalog', description: 'Find the songs to put in a playlist' },
-        { name: 'Aliases', description: 'Plural paths, as in the getting-started examples' },
         { name: 'Operations', description: 'Health, readiness and metrics for operators' },
+        { name: ALIAS_TAG, description: 'Plural paths, as in the getting-started examples: the same operations' },
       ],
       components: {
         securitySchemes: {
@@ -127,6 +123,6 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transformObject: (documentObject) =>
       lenientBodies(renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject)) as never,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, transformStaticCSP: selfOnly });
+  await registerDocsPage(app);
   app.get('/v3/openapi.json', { schema: { hide: true } }, () => app.swagger());
 }

@@ -37,6 +37,7 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Regist
       config: { rateLimit: false },
       schema: {
         operationId: 'health',
+        summary: 'Liveness probe',
         tags,
         description: 'Liveness: the process answers.',
         response: {
@@ -55,6 +56,7 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Regist
       config: { rateLimit: false },
       schema: {
         operationId: 'ready',
+        summary: 'Readiness probe',
         tags,
         description: 'Readiness: the database answers and the service is not shutting down.',
         response: {
@@ -81,6 +83,7 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Regist
       config: { rateLimit: false },
       schema: {
         operationId: 'metrics',
+        summary: 'Prometheus metrics',
         tags,
         description: 'Prometheus metrics in the text exposition format.',
         response: {

@@ -58,6 +58,8 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
     const tags = alias ? ['Aliases'] : ['Your Library'];
     const op = (id: string) => (alias ? `${id}Plural` : id);
     const aliasNote = alias ? ' Alias of the singular path, as used by the getting-started examples.' : '';
+    // An alias's summary names its singular operation, so that the folded list of aliases on /docs reads as such.
+    const summary = (text: string, singular: string) => (alias ? `Alias of ${singular}` : text);
 
     app.get<{ Querystring: PageQuery; Headers: { 'if-none-match'?: string } }>(
       base,
@@ -65,6 +67,7 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
         onRequest: authenticate,
         schema: {
           operationId: op('getplaylists'),
+          summary: summary('List your playlists', 'GET /v3/playlist'),
           tags,
           security: SECURITY,
           description: `Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words.${aliasNote}`,
@@ -100,6 +103,7 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
         onRequest: authenticate,
         schema: {
           operationId: op('postplaylist'),
+          summary: summary('Create a playlist', 'POST /v3/playlist'),
           tags,
           security: SECURITY,
           description: `Creates a playlist from a name and song ids and returns it.${aliasNote}`,
@@ -132,6 +136,7 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
         onRequest: authenticate,
         schema: {
           operationId: op('getspecplaylist'),
+          summary: summary('Get one of your playlists', 'GET /v3/playlist/{playlist-id}'),
           tags,
           security: SECURITY,
           description: `Returns one of the caller's playlists.${aliasNote}`,
@@ -157,6 +162,7 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
         onRequest: authenticate,
         schema: {
           operationId: op('deleteplaylist'),
+          summary: summary('Delete one of your playlists', 'DELETE /v3/playlist/{playlist-id}'),
           tags,
           security: SECURITY,
           description: `Deletes one of the caller's playlists. Asking again answers 410.${aliasNote}`,

@@ -33,6 +33,7 @@ export function songRoutes(
       onRequest: authenticate,
       schema: {
         operationId: 'getsongs',
+        summary: 'List or search the song catalog',
         tags: ['Catalog'],
         security: SECURITY,
         description: 'Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre.',
@@ -60,6 +61,7 @@ export function songRoutes(
       onRequest: authenticate,
       schema: {
         operationId: 'getsong',
+        summary: 'Get a song of the catalog',
         tags: ['Catalog'],
         security: SECURITY,
         description: 'Returns one song of the catalog.',

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { USER, startBrowserRig, type BrowserRig, type WatchedPage } from './rig.js';
+
+describe('the /docs page, in Chromium', () => {
+  let rig: BrowserRig;
+  // Nothing to stop if the rig did not start (no Chromium): the failure says why.
+  let stop = () => Promise.resolve();
+  let docs: WatchedPage;
+  let playlistId: number;
+  beforeAll(async () => {
+    rig = await startBrowserRig();
+    stop = () => rig.close();
+    const created = await fetch(`${rig.api}/v3/playlist`, {
+      method: 'POST',
+      headers: { security: rig.credential, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Docs mix', songIds: [22, 3, 11, 45] }),
+    });
+    expect(created.status).toBe(200);
+    playlistId = ((await created.json()) as { id: number }).id;
+    docs = await rig.newPage();
+    await docs.page.goto(`${rig.api}/docs`);
+    await docs.page.locator('#operations-Your_Library-getimage').waitFor();
+  });
+  afterAll(async () => {
+    await stop();
+  });
+
+  it("is Mixtape's, with its logo, reading /v3/openapi.json", async () => {
+    const { page } = docs;
+    expect(await page.title()).toBe('Mixtape API reference');
+    const logo = page.locator('.topbar img[alt="Mixtape"]');
+    expect(await logo.evaluate(async (image: HTMLImageElement) => (await image.decode(), image.naturalWidth))).toBe(
+      150,
+    );
+    expect(await page.locator('.topbar input.download-url-input').inputValue()).toBe(`${rig.api}/v3/openapi.json`);
+    expect(await page.locator('.info .main a').first().getAttribute('href')).toBe(`${rig.api}/v3/openapi.json`);
+  });
+
+  it('lists every operation once, with its summary, and the aliases folded until opened', async () => {
+    const { page } = docs;
+    const summaries = page.locator('.opblock .opblock-summary-description');
+    expect(await summaries.allInnerTexts()).toEqual([
+      'List your playlists',
+      'Create a playlist',
+      'Get one of your playlists',
+      'Delete one of your playlists',
+      "Get a playlist's cover image",
+      'List or search the song catalog',
+      'Get a song of the catalog',
+      'Liveness probe',
+      'Readiness probe',
+      'Prometheus metrics',
+    ]);
+    const aliases = page.locator('[id^="operations-Aliases-"]');
+    expect(await aliases.count()).toBe(0);
+    await page.locator('#operations-tag-Aliases').click();
+    await page.locator('#operations-Aliases-getimagePlural').waitFor();
+    expect(await aliases.count()).toBe(5);
+    expect(await page.locator('#operations-Aliases-getimagePlural .opblock-summary-description').innerText()).toBe(
+      'Alias of GET /v3/playlist/{playlist-id}/image',
+    );
+  });
+
+  it('shows a cover from "Try it out" after Authorize', async () => {
+    const { page } = docs;
+    await page.locator('.auth-wrapper button.authorize').click();
+    const basic = page.locator('.auth-container').filter({ has: page.locator('#auth-basic-username') });
+    await basic.locator('#auth-basic-username').fill(USER.name);
+    await basic.locator('#auth-basic-password').fill(USER.password);
+    await basic.locator('button.authorize').click();
+    await page.locator('.modal-ux button.close-modal').click();
+
+    const cover = page.locator('#operations-Your_Library-getimage');
+    await cover.locator('.opblock-summary-control').click();
+    await cover.locator('button.try-out__btn').click();
+    await cover.locator('input[placeholder="playlist-id"]').fill(String(playlistId));
+    await cover.locator('button.execute').click();
+    const answer = cover.locator('.live-responses-table .response');
+    await answer.locator('img').waitFor();
+    expect((await answer.locator('.response-col_status').innerText()).trim()).toBe('200');
+    const width = await answer
+      .locator('img')
+      .evaluate(async (image: HTMLImageElement) => (await image.decode(), image.naturalWidth));
+    expect(width).toBe(600);
+  });
+
+  it('reported no console error, uncaught exception or blocked content', () => {
+    expect(docs.problems).toEqual([]);
+  });
+});
