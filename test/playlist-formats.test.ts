@@ -258,7 +258,8 @@ for (const dialect of DIALECTS) {
     it('answers errors with the error body: 400 for an unknown format, 406, 401, 404 and 410', async () => {
       const security = await t.addUser();
       const created = await createPlaylist(t.app, security, 'Errors', [1]);
-      expectError(await get(security, created.id, {}, '?format=pls'), 400);
+      const unknown = expectError(await get(security, created.id, {}, '?format=pls'), 400);
+      expect(unknown.errormsg).toBe('The "format" query parameter must be one of json, xspf, jspf, m3u8.');
       const refused = expectError(await get(security, created.id, { accept: 'text/html' }), 406);
       expect(refused.errormsg).toContain('application/xspf+xml');
       expectError(await get(security, created.id, { accept: 'application/xml' }), 406);
@@ -350,7 +351,8 @@ for (const dialect of DIALECTS) {
       expect(named.json<ImportBody>().unmatched.map((u) => u.position)).toEqual([1, 2]);
       expect(await countPlaylists(security)).toBe(1);
       expectError(await importFile(security, 'audio/x-mpegurl', file, '?name=%01'), 400);
-      expectError(await importFile(security, 'audio/x-mpegurl', file, '?unmatched=maybe&name=a'), 400);
+      const maybe = expectError(await importFile(security, 'audio/x-mpegurl', file, '?unmatched=maybe&name=a'), 400);
+      expect(maybe.errormsg).toBe('The "unmatched" query parameter must be one of skip, fail.');
     });
 
     it('refuses hostile and unreadable files with 400 and the error body, creating nothing', async () => {

@@ -97,7 +97,9 @@ export function playlistImportRoutes(app: FastifyInstance, deps: PlaylistImportR
                   description: "The playlist's name; the file's title when left out",
                 }),
               ),
-              unmatched: Type.Union([Type.Literal('skip'), Type.Literal('fail')], {
+              unmatched: Type.Unsafe<'skip' | 'fail'>({
+                type: 'string',
+                enum: ['skip', 'fail'],
                 default: 'skip',
                 description: '`skip` leaves out tracks that match no song; `fail` answers 422 and creates nothing',
               }),

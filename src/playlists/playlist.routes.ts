@@ -63,13 +63,12 @@ const FILE_ETAG =
   'Strong validator of this playlist in this format: it changes only if a catalog import changes one of its songs.';
 const PlaylistFileQuery = Type.Object({
   format: Type.Optional(
-    Type.Union(
-      EXPORT_FORMATS.map((f) => Type.Literal(f)),
-      {
-        description:
-          'The format, for links and browsers: wins over `Accept`, and the answer is a download (`Content-Disposition: attachment`).',
-      },
-    ),
+    Type.Unsafe<ExportFormat>({
+      type: 'string',
+      enum: [...EXPORT_FORMATS],
+      description:
+        'The format, for links and browsers: wins over `Accept`, and the answer is a download (`Content-Disposition: attachment`).',
+    }),
   ),
 });
 const PLAYLIST_FILE_HEADERS = {
