@@ -337,6 +337,33 @@ for (const dialect of DIALECTS) {
       expect(m.unmatched).toEqual([{ position: 2, title: 'Nothing', artist: 'Nobody', identifier: '/music/b.mp3' }]);
     });
 
+    it('picks among songs of the same title and artist by album, then the lowest id', async () => {
+      const word = `twin${Date.now()}`;
+      await importCatalog(t.db, [
+        { title: `${word} Song`, artist: 'The Twins', album: 'First', genre: 'Pop', duration: 100 },
+        { title: `${word} Song`, artist: 'The Twins', album: 'Second', genre: 'Pop', duration: 100 },
+      ]);
+      const security = await t.addUser();
+      const found = await t.app.inject({ method: 'GET', url: `/v3/song?search=${word}`, headers: { security } });
+      const [first, second] = found.json<{ id: number; album: string }[]>();
+      expect([first!.album, second!.album]).toEqual(['First', 'Second']);
+      const jspf = JSON.stringify({
+        playlist: {
+          title: 'Twins',
+          track: [
+            { title: `${word.toUpperCase()} song`, creator: 'the twins', album: 'SECOND' },
+            { title: `${word} Song`, creator: 'The Twins' },
+            { title: `${word} Song`, creator: 'The Twins', album: 'Neither' },
+            { title: `${word} Song`, creator: 'Someone Else' },
+          ],
+        },
+      });
+      const response = await importFile(security, FORMATS.jspf, jspf);
+      const body = response.json<ImportBody>();
+      expect(body.playlist.songs.map((s) => s.id)).toEqual([second!.id, first!.id, first!.id]);
+      expect(body.unmatched.map((u) => u.position)).toEqual([4]);
+    });
+
     it('?unmatched=fail answers 422 naming the tracks and creates nothing; ?name= names the playlist', async () => {
       const security = await t.addUser();
       const file = '#EXTM3U\n#EXTINF:10,Nobody - Missing One\nx.mp3\n#EXTINF:10,Nobody - Missing Two\ny.mp3\n';
