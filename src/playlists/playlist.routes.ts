@@ -20,16 +20,17 @@ import {
 import { pageQuerySchema, type PageQuery } from '../http/schemas.js';
 import { PlaylistParams, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
-import { ApiError } from '../http/errors.js';
-import {
-  EXPORT_FORMATS,
-  FILE_EXTENSIONS,
-  MEDIA_TYPES,
-  negotiateExport,
-  type ExportFormat,
-} from '../formats/formats.js';
-import { downloadFileName } from '../formats/text.js';
+import type { ExportFormat } from '../formats/formats.js';
 import type { PlaylistFiles } from './playlist.files.js';
+import {
+  FILE_ETAG,
+  NOT_ACCEPTABLE,
+  PlaylistFileQuery,
+  playlistOrFile,
+  plainJson,
+  playlistFileAnswer,
+  varyOnAccept,
+} from './playlist-files.http.js';
 
 export interface PlaylistRouteDeps {
   readonly playlists: PlaylistService;
@@ -58,49 +59,6 @@ function sendRevalidated(
   if (ifNoneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
   return reply.type(type).send(answer.json);
 }
-
-const FILE_ETAG =
-  'Strong validator of this playlist in this format: it changes only if a catalog import changes one of its songs.';
-const PlaylistFileQuery = Type.Object({
-  format: Type.Optional(
-    Type.Unsafe<ExportFormat>({
-      type: 'string',
-      enum: [...EXPORT_FORMATS],
-      description:
-        'The format, for links and browsers: wins over `Accept`, and the answer is a download (`Content-Disposition: attachment`).',
-    }),
-  ),
-});
-const PLAYLIST_FILE_HEADERS = {
-  Vary: { type: 'string' as const, description: '`security, Authorization, Accept`: the answer depends on them.' },
-  'Content-Disposition': {
-    type: 'string' as const,
-    description: 'With `?format=`: `attachment; filename="<name>.<ext>"`, a safe file name from the playlist\'s name.',
-  },
-};
-const text = (description: string) => ({ schema: { type: 'string', description } });
-const PLAYLIST_FILES_CONTENT = {
-  'application/xspf+xml': text('XSPF version 1 (https://xspf.org/spec); durations in milliseconds.'),
-  'application/jspf+json': text('JSPF, the JSON form of XSPF that ListenBrainz uses; durations in milliseconds.'),
-  ...Object.fromEntries(
-    MEDIA_TYPES.m3u8.map((type) => [
-      type,
-      text(
-        'Extended M3U in UTF-8: `#EXTM3U`, `#PLAYLIST:`, `#EXTINF:<seconds>,<artist> - <title>`, `#EXTALB:`, and a location per entry.',
-      ),
-    ]),
-  ),
-};
-const FILE_TYPES: Record<ExportFormat, string> = {
-  json: JSON_TYPE,
-  xspf: 'application/xspf+xml; charset=utf-8',
-  jspf: 'application/jspf+json; charset=utf-8',
-  m3u8: 'audio/mpegurl; charset=utf-8',
-};
-
-/** Whether the answer is the JSON that `Accept` allows without negotiating (the common and fastest case). */
-const plainJson = (accept: string | undefined): boolean =>
-  accept === undefined || accept === '*/*' || accept === 'application/json';
 
 /** The playlist endpoints, at `/v3/playlist` and at the plural alias the getting-started examples use. */
 export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): void {
@@ -202,45 +160,23 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
           querystring: PlaylistFileQuery,
           headers: conditionalHeaders,
           response: {
-            200: (() => {
-              const answer = revalidatedJson('The playlist.', playlistRef, FILE_ETAG, PLAYLIST_FILE_HEADERS);
-              return { ...answer, content: { ...answer.content, ...PLAYLIST_FILES_CONTENT } };
-            })(),
+            200: playlistOrFile(playlistRef),
             304: notModified('The playlist has not changed since the ETag sent in `If-None-Match`.', FILE_ETAG),
             400: BAD_REQUEST,
             404: NOT_FOUND,
-            406: error('`Accept` names none of JSON, XSPF, JSPF and M3U8.'),
+            406: NOT_ACCEPTABLE,
             410: GONE,
             ...AUTHENTICATED_ERRORS,
           },
         },
       },
       async (request, reply) => {
-        const vary = reply.getHeader('vary');
-        reply.header('vary', vary === undefined ? 'Accept' : `${String(vary)}, Accept`);
-        const { format } = request.query;
-        const { accept } = request.headers;
-        const { userId } = request.caller;
-        if (format === undefined && plainJson(accept)) {
-          return sendRevalidated(request, reply, await playlists.get(userId, request.params.playlistId));
+        varyOnAccept(reply);
+        if (plainJson(request.query.format, request.headers.accept)) {
+          return sendRevalidated(request, reply, await playlists.get(request.caller.userId, request.params.playlistId));
         }
-        const negotiated = format === undefined ? negotiateExport(accept ?? '*/*') : undefined;
-        const chosen = format ?? negotiated?.format;
-        if (chosen === undefined) {
-          throw new ApiError(
-            406,
-            'Accept names no format of this playlist: application/json, application/xspf+xml, application/jspf+json or audio/mpegurl.',
-          );
-        }
-        const origin = `${request.protocol}://${request.host}`;
-        const file = await files.get(userId, request.params.playlistId, chosen, origin);
-        if (format !== undefined) {
-          const name = downloadFileName(file.name, FILE_EXTENSIONS[format]);
-          reply.header('content-disposition', `attachment; filename="${name}"`);
-        }
-        const type =
-          chosen === 'm3u8' && negotiated !== undefined ? `${negotiated.mediaType}; charset=utf-8` : undefined;
-        return sendRevalidated(request, reply, file, type ?? FILE_TYPES[chosen]);
+        const { file, type } = await playlistFileAnswer(request, reply, files);
+        return sendRevalidated(request, reply, file, type);
       },
     );
 
