@@ -24,6 +24,9 @@ import { createValidatorCompiler, formatValidationError } from './http/validatio
 import { opsRoutes } from './ops/ops.routes.js';
 import pino from 'pino';
 import { Registry } from 'prom-client';
+import { playlistFiles } from './playlists/playlist.files.js';
+import { playlistImporter } from './playlists/playlist.import.js';
+import { ImportedPlaylist, UnmatchedTrack, playlistImportRoutes } from './playlists/playlist-import.routes.js';
 import { playlistRoutes } from './playlists/playlist.routes.js';
 import { PlaylistWithSongs, Song, newPlaylistSchema } from './playlists/playlist.schemas.js';
 import { playlistService } from './playlists/playlist.service.js';
@@ -113,7 +116,15 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   });
   connections.install(app.server, app.log);
 
-  const sharedSchemas = [ErrorBody, Song, PlaylistWithSongs, newPlaylistSchema(limits), CatalogSong];
+  const sharedSchemas = [
+    ErrorBody,
+    Song,
+    PlaylistWithSongs,
+    newPlaylistSchema(limits),
+    CatalogSong,
+    UnmatchedTrack,
+    ImportedPlaylist,
+  ];
   for (const schema of sharedSchemas) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
   registerBodyParsers(app);
@@ -176,7 +187,10 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const authenticate = authenticateHook(app, new Authenticator(db, config.auth));
   const registry = new Registry();
   const playlists = playlistService(db, limits, config.playlistCacheBytes);
-  playlistRoutes(app, { playlists, limits, authenticate });
+  const files = playlistFiles(playlists, config.exports);
+  playlistRoutes(app, { playlists, limits, authenticate, files });
+  const importer = playlistImporter(db, limits, playlists, config.exports.locationTemplate);
+  playlistImportRoutes(app, { importer, limits, authenticate });
   coverRoutes(app, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
   songRoutes(app, { songs: songService(db), limits, authenticate });
   opsRoutes(app, { db, registry, isClosing: () => closing });

@@ -44,7 +44,19 @@ describe('loadConfig', () => {
         maxConnectionsPerAddress: 256,
       },
     });
+    expect(config.exports).toEqual({ publicUrl: undefined, locationTemplate: '{base}/v3/song/{id}' });
     expect(Object.isFrozen(config.limits)).toBe(true);
+  });
+
+  it('reads the public base URL and the location template of playlist files', () => {
+    const config = loadConfig({
+      MIXTAPE_PUBLIC_URL: 'https://Music.Example.com:443/mixtape/',
+      MIXTAPE_PLAYLIST_LOCATION: 'https://cdn.example.com/{id}.mp3?via={base}',
+    });
+    expect(config.exports).toEqual({
+      publicUrl: 'https://music.example.com/mixtape',
+      locationTemplate: 'https://cdn.example.com/{id}.mp3?via={base}',
+    });
   });
 
   it('reads database URLs of both kinds', () => {
@@ -77,6 +89,12 @@ describe('loadConfig', () => {
       [{ MIXTAPE_KEEPALIVE_TIMEOUT_SECONDS: 'x' }, /^MIXTAPE_KEEPALIVE_TIMEOUT_SECONDS /],
       [{ MIXTAPE_MAX_CONNECTIONS: '0' }, /^MIXTAPE_MAX_CONNECTIONS /],
       [{ MIXTAPE_MAX_CONNECTIONS_PER_ADDRESS: '-5' }, /^MIXTAPE_MAX_CONNECTIONS_PER_ADDRESS /],
+      [{ MIXTAPE_PUBLIC_URL: 'music.example.com' }, /^MIXTAPE_PUBLIC_URL /],
+      [{ MIXTAPE_PUBLIC_URL: 'ftp://music.example.com' }, /^MIXTAPE_PUBLIC_URL /],
+      [{ MIXTAPE_PUBLIC_URL: 'https://music.example.com/?a=1' }, /^MIXTAPE_PUBLIC_URL /],
+      [{ MIXTAPE_PLAYLIST_LOCATION: '{base}/song' }, /^MIXTAPE_PLAYLIST_LOCATION /],
+      [{ MIXTAPE_PLAYLIST_LOCATION: '{base}/{title}/{id}' }, /^MIXTAPE_PLAYLIST_LOCATION /],
+      [{ MIXTAPE_PLAYLIST_LOCATION: '{base}/a b/{id}' }, /^MIXTAPE_PLAYLIST_LOCATION /],
     ];
     for (const [env, message] of cases) {
       expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);

@@ -93,6 +93,15 @@ export interface Config {
    */
   readonly trustProxy: false | number | readonly string[];
   readonly shutdownTimeoutMs: number;
+  /** Playlist files (XSPF, JSPF, M3U8): the addresses they carry. */
+  readonly exports: ExportConfig;
+}
+
+export interface ExportConfig {
+  /** The service's public origin and path prefix (no trailing slash); undefined: each request's own origin. */
+  readonly publicUrl: string | undefined;
+  /** Each entry's location: `{base}` is the public base, `{id}` the song id. */
+  readonly locationTemplate: string;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -177,6 +186,10 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: read.list('MIXTAPE_CORS_ORIGINS'),
     trustProxy: parseTrustProxy(env.MIXTAPE_TRUST_PROXY),
     shutdownTimeoutMs: read.int('MIXTAPE_SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 3600) * 1000,
+    exports: {
+      publicUrl: parsePublicUrl(env.MIXTAPE_PUBLIC_URL),
+      locationTemplate: parseLocationTemplate(read.string('MIXTAPE_PLAYLIST_LOCATION', DEFAULT_LOCATION)),
+    },
   };
   if (config.limits.pageDefault > config.limits.pageMax) {
     throw new ConfigError(
@@ -238,6 +251,36 @@ function parseTrustProxy(value: string | undefined): Config['trustProxy'] {
     }
   }
   return entries;
+}
+
+/** Where an exported entry points by default: the song on this service. */
+export const DEFAULT_LOCATION = '{base}/v3/song/{id}';
+
+function parsePublicUrl(value: string | undefined): string | undefined {
+  const text = value?.trim() ?? '';
+  if (text === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`MIXTAPE_PUBLIC_URL must be an http:// or https:// URL (got "${text}")`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new ConfigError(
+      `MIXTAPE_PUBLIC_URL must be an http:// or https:// URL without credentials, query or fragment (got "${text}")`,
+    );
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
+function parseLocationTemplate(template: string): string {
+  const unknown = [...template.matchAll(/\{([^}]*)\}/g)].find(([, name]) => name !== 'base' && name !== 'id');
+  if (!template.includes('{id}') || unknown !== undefined || /[\s\p{Cc}]/u.test(template)) {
+    throw new ConfigError(
+      `MIXTAPE_PLAYLIST_LOCATION must contain {id}, may contain {base}, and no other {…} or white space (got "${template}")`,
+    );
+  }
+  return template;
 }
 
 function parseBootstrapUser(value: string | undefined): Config['bootstrapUser'] {

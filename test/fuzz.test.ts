@@ -166,6 +166,7 @@ const pathArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: idish.map((id) => `/v3/playlist/${id}/image`) },
   { weight: 2, arbitrary: fc.constantFrom('/v3/song', '/v3/song/') },
   { weight: 2, arbitrary: idish.map((id) => `/v3/song/${id}`) },
+  { weight: 2, arbitrary: fc.constantFrom('/v3/playlist/import', '/v3/playlists/import', '/v3/playlist/import/') },
   { weight: 2, arbitrary: fc.constantFrom(...ODD_PATHS) },
   { weight: 1, arbitrary: fc.webPath().map((path) => (path.startsWith('/') ? path : `/${path}`)) },
   {
@@ -182,6 +183,7 @@ const pathArb: fc.Arbitrary<string> = fc.oneof(
 
 const queryKey: fc.Arbitrary<string> = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom('limit', 'offset', 'search') },
+  { weight: 3, arbitrary: fc.constantFrom('format', 'name', 'unmatched') },
   {
     weight: 2,
     arbitrary: fc.constantFrom('size', '__proto__', 'constructor', 'limit[]', 'search[0]', 'LIMIT', 'offset ', ''),
@@ -355,6 +357,151 @@ const HOSTILE_TEXTS = [
   '<?xml version="1.0"?><playlist/>',
 ];
 
+const XSPF_NS = 'xmlns="http://xspf.org/ns/0/"';
+const laughs = (levels: number, fanOut: number): string =>
+  '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol0 "lol">' +
+  Array.from({ length: levels }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(fanOut)}">`).join('') +
+  `]><playlist ${XSPF_NS}><title>&lol${levels};</title></playlist>`;
+
+/** Playlist files that attack the readers: entity expansion, external entities, DTDs, depth, size, bad text. */
+const HOSTILE_FILES: readonly (readonly [string, string | Buffer])[] = [
+  ['application/xspf+xml', laughs(10, 10)],
+  ['application/xml', laughs(30, 30)],
+  [
+    'text/xml',
+    `<!DOCTYPE p [<!ENTITY x SYSTEM "file:///etc/passwd">]><playlist ${XSPF_NS}><title>&x;</title></playlist>`,
+  ],
+  ['application/xspf+xml', `<!DOCTYPE p SYSTEM "http://127.0.0.1:1/x.dtd"><playlist ${XSPF_NS}/>`],
+  ['application/xspf+xml', `<!DOCTYPE p [<!ENTITY % e SYSTEM "http://127.0.0.1:1/e">%e;]><playlist/>`],
+  ['application/xspf+xml', `<!DOCTYPE p [${'<!ENTITY a "b">'.repeat(3000)}`],
+  ['application/xspf+xml', `<playlist ${XSPF_NS}><title>&a;&#0;&#xD800;</title></playlist>`],
+  ['application/xspf+xml', `<playlist ${XSPF_NS}>${'<a>'.repeat(5000)}`],
+  ['application/xspf+xml', `<playlist ${XSPF_NS}><trackList>${'<track/>'.repeat(1500)}</trackList></playlist>`],
+  [
+    'application/xspf+xml',
+    `<?xml-stylesheet href="http://127.0.0.1:1/x"?><playlist ${XSPF_NS}><title>s</title></playlist>`,
+  ],
+  [
+    'application/xspf+xml',
+    `<playlist ${XSPF_NS}><title><![CDATA[]]></title><trackList><track><location>${'/v3/song/'.repeat(500)}1</location></track></trackList></playlist>`,
+  ],
+  ['application/xspf+xml', '<?xml version="1.0" encoding="UTF-16"?><playlist/>'],
+  ['application/xspf+xml', Buffer.from(`<playlist ${XSPF_NS}><title>x</title></playlist>`, 'utf16le')],
+  ['application/xspf+xml', '\uFEFF<playlist/>'],
+  [
+    'application/jspf+json',
+    `{"playlist":{"title":"x","track":${'['.repeat(50_000)}${']'.repeat(50_000)}}}`.slice(0, 60_000),
+  ],
+  [
+    'application/jspf+json',
+    '{"playlist":{"__proto__":{"title":"polluted"},"track":[{"constructor":{"prototype":{}}}]}}',
+  ],
+  [
+    'application/jspf+json',
+    `{"playlist":{"title":"x","track":[${Array(1001).fill('{"title":"a","creator":"b"}').join(',')}]}}`,
+  ],
+  ['application/jspf+json', '{"playlist":{"title":"\\ud800","track":[{"identifier":["\\u0000/v3/song/1"]}]}}'],
+  ['application/jspf+json', '{"playlist":{"title":"","track":[{"title":{"a":1}}]}}'],
+  ['audio/mpegurl', `#EXTM3U\n${'\n'.repeat(60_000)}`],
+  ['audio/mpegurl', `#EXTM3U\n#PLAYLIST:x\n${'#EXTINF:1,a - b\nhttp://h/v3/song/1\n'.repeat(1200)}`.slice(0, 60_000)],
+  [
+    'audio/x-mpegurl',
+    '#EXTM3U\n#PLAYLIST:\u0000\u0085\n#EXTINF:NaN,"unclosed - quote\n/v3/song/99999999999999999999\n',
+  ],
+  ['text/plain', '#EXTM3U\r#PLAYLIST:cr only\r/v3/song/1\r'],
+  ['text/plain', 'not a playlist'],
+  ['application/vnd.apple.mpegurl', '#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nseg1.ts\n#EXT-X-ENDLIST\n'],
+];
+
+/** Random files in each format: structure from fragments, text from anywhere. */
+const xspfFileArb: fc.Arbitrary<string> = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom(
+        `<playlist ${XSPF_NS}>`,
+        '</playlist>',
+        '<trackList>',
+        '</trackList>',
+        '<track>',
+        '</track>',
+        '<title>',
+        '</title>',
+        '<creator>',
+        '</creator>',
+        '<location>http://x/v3/song/3</location>',
+        '<identifier>',
+        '</identifier>',
+        '<!DOCTYPE x>',
+        '<!ENTITY a "b">',
+        '&amp;',
+        '&a;',
+        '&#x0;',
+        '<![CDATA[',
+        ']]>',
+        '<?pi x?>',
+        '<!-- c -->',
+      ),
+      fc.string({ maxLength: 12 }),
+      fc.string({ unit: 'grapheme', maxLength: 12 }),
+    ),
+    { maxLength: 40 },
+  )
+  .map((parts) => parts.join(''));
+
+const jspfFileArb: fc.Arbitrary<string> = fc.oneof(
+  fc.jsonValue().map((value) => JSON.stringify({ playlist: value })),
+  fc
+    .record({
+      title: fc.oneof(fc.string(), fc.jsonValue()),
+      track: fc.array(
+        fc.record(
+          {
+            title: fc.oneof(fc.string({ maxLength: 20 }), fc.jsonValue()),
+            creator: fc.string({ unit: 'grapheme', maxLength: 20 }),
+            identifier: fc.oneof(fc.constant('http://x/v3/song/7'), fc.array(fc.string(), { maxLength: 3 })),
+            location: fc.jsonValue(),
+          },
+          { requiredKeys: [] },
+        ),
+        { maxLength: 10 },
+      ),
+    })
+    .map((playlist) => JSON.stringify({ playlist })),
+  fc.string({ maxLength: 60 }),
+);
+
+const m3u8FileArb: fc.Arbitrary<string> = fc
+  .array(
+    fc.oneof(
+      fc.constantFrom(
+        '#EXTM3U',
+        '#PLAYLIST:',
+        '#EXTINF:',
+        '#EXTINF:-1,',
+        '#EXTALB:',
+        ',',
+        ' - ',
+        '"',
+        'http://x/v3/song/',
+      ),
+      fc.integer({ min: -5, max: 300 }).map(String),
+      fc.string({ maxLength: 12 }),
+      fc.string({ unit: 'grapheme', maxLength: 12 }),
+      fc.constantFrom('\n', '\r\n', '\r', '\u2028', '\u0000'),
+    ),
+    { maxLength: 40 },
+  )
+  .map((parts) => `#EXTM3U\n${parts.join('')}`);
+
+const importFileArb: fc.Arbitrary<{ contentType: string; body: string }> = fc.oneof(
+  fc.record({ contentType: fc.constantFrom('application/xspf+xml', 'application/xml', 'text/xml'), body: xspfFileArb }),
+  fc.record({ contentType: fc.constant('application/jspf+json'), body: jspfFileArb }),
+  fc.record({
+    contentType: fc.constantFrom('audio/mpegurl', 'audio/x-mpegurl', 'application/vnd.apple.mpegurl', 'text/plain'),
+    body: m3u8FileArb,
+  }),
+);
+
 const INVALID_UTF8 = [
   [0xff, 0xfe, 0xfd],
   [0xc0, 0xaf],
@@ -416,6 +563,12 @@ const contentTypeArb: fc.Arbitrary<string | undefined> = fc.oneof(
       'application/merge-patch+json',
       'application/xml',
       'application/octet-stream',
+      'application/xspf+xml',
+      'text/xml',
+      'application/jspf+json',
+      'audio/mpegurl',
+      'audio/x-mpegurl',
+      'application/vnd.apple.mpegurl',
       'text/html',
       '',
       ';',
@@ -532,7 +685,20 @@ function requestArb(credentials: fc.Arbitrary<Headers>, addresses: fc.Arbitrary<
       query: queryArb,
       credentials,
       payload: payloadArb,
-      accept: fc.option(fc.constantFrom('application/json', 'text/html', 'image/png', '*/*', 'x'), { nil: undefined }),
+      accept: fc.option(
+        fc.constantFrom(
+          'application/json',
+          'text/html',
+          'image/png',
+          '*/*',
+          'x',
+          'application/xspf+xml',
+          'application/jspf+json',
+          'audio/mpegurl',
+          'audio/*;q=0.5, application/json;q=0',
+        ),
+        { nil: undefined },
+      ),
       remoteAddress: addresses,
     })
     .map(({ method, path, query, credentials: creds, payload, accept, remoteAddress }) => {
@@ -788,6 +954,39 @@ describe.each(DIALECTS)('fuzzing every endpoint (%s)', (dialect) => {
       console.info(`fuzz ${dialect}: ${RUNS} requests; statuses ${statuses.map(([s, n]) => `${s}x${n}`).join(' ')}`);
       // The generator reaches the service's main answers, not only one kind of rejection.
       for (const status of [200, 400, 401, 404, 405]) expect(tally.statuses.get(status) ?? 0).toBeGreaterThan(0);
+      await expectStillWorks(testApp, security);
+    }, 120_000);
+
+    it('answers hostile XSPF, JSPF and M3U8 imports below 500, every refusal in the error body', async () => {
+      const tally = newTally();
+      for (const [contentType, body] of HOSTILE_FILES) {
+        for (const query of ['', '?unmatched=fail', '?name=n']) {
+          const request: FuzzRequest = {
+            method: 'POST',
+            url: `/v3/playlist/import${query}`,
+            headers: { security, 'content-type': contentType },
+            body,
+            remoteAddress: '127.0.0.1',
+          };
+          checkResponse(request, await testApp.app.inject(injectOptions(request)), tally);
+        }
+      }
+      const files = fc
+        .tuple(importFileArb, fc.constantFrom('', '?unmatched=fail', '?name=Fuzzed', '?unmatched=x', '?name='))
+        .map(([file, query]): FuzzRequest => ({
+          method: 'POST',
+          url: `/v3/playlist/import${query}`,
+          headers: { security, 'content-type': file.contentType },
+          body: file.body,
+          remoteAddress: '127.0.0.1',
+        }));
+      const random = await fuzz(testApp, files, RUNS);
+      const statuses = [...random.statuses.entries()].sort(([a], [b]) => a - b);
+      console.info(
+        `fuzz ${dialect}: ${RUNS} playlist files; statuses ${statuses.map(([s, n]) => `${s}x${n}`).join(' ')}`,
+      );
+      for (const status of [200, 400]) expect(random.statuses.get(status) ?? 0).toBeGreaterThan(0);
+      expect(tally.statuses.get(400) ?? 0).toBeGreaterThan(0);
       await expectStillWorks(testApp, security);
     }, 120_000);
   });

@@ -58,6 +58,8 @@ const V3_PATHS = [
   '/v3/playlists/{playlist-id}/image',
   '/v3/song',
   '/v3/song/{song-id}',
+  '/v3/playlist/import',
+  '/v3/playlists/import',
 ];
 
 function operation(path: string, method: Method): OperationDoc {
@@ -215,6 +217,29 @@ describe('docs/openapi.json', () => {
     expect(new Set(singularSummaries).size).toBe(singularSummaries.length);
     // The aliases come last, so that the page lists every operation once before them.
     expect(committed.tags.map((tag) => tag.name).at(-1)).toBe('Aliases');
+  });
+
+  it('documents the playlist files: the export media types and ?format=, the import operation and its report', () => {
+    const files = ['application/json', 'application/jspf+json', 'application/vnd.apple.mpegurl'];
+    files.push('application/xspf+xml', 'audio/mpegurl', 'audio/x-mpegurl');
+    for (const path of ['/v3/playlist', '/v3/playlists']) {
+      const one = operation(`${path}/{playlist-id}`, 'get');
+      expect(Object.keys(one.responses['200']?.content ?? {}).sort(), path).toEqual(files);
+      expect(Object.keys(one.responses['200']?.headers ?? {}), path).toContain('Content-Disposition');
+      expect(jsonSchemaOf(one.responses['406']), path).toEqual({ $ref: ERROR_REF });
+      expect(parameter(one, 'format')).toMatchObject({ in: 'query', required: false });
+      const upload = operation(`${path}/import`, 'post');
+      expect(Object.keys(upload.requestBody?.content ?? {})).toEqual(
+        expect.arrayContaining(['application/xspf+xml', 'application/jspf+json', 'audio/mpegurl', 'text/plain']),
+      );
+      expect(resolve(jsonSchemaOf(upload.responses['200'])).title).toBe('importedPlaylist');
+      expect(Object.keys(upload.responses['200']?.headers ?? {})).toContain('Location');
+      for (const status of ['400', '401', '409', '413', '415', '422']) {
+        expect(jsonSchemaOf(upload.responses[status]), `${path} ${status}`).toEqual({ $ref: ERROR_REF });
+      }
+      expect(parameter(upload, 'unmatched').schema).toMatchObject({ default: 'skip' });
+    }
+    expect(committed.components.schemas.importedPlaylist?.required).toEqual(['playlist', 'unmatched']);
   });
 
   it('documents the cover in PNG, JPEG and SVG, its validators, its size bounds and every failure', () => {
@@ -382,6 +407,61 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('playlist files: export in each format, import, and their failures', async () => {
+      const headers = { security };
+      const one = '/v3/playlist/{playlist-id}';
+      const created = await conforming(t, 'post', '/v3/playlist', {
+        url: '/v3/playlist',
+        headers,
+        payload: { name: 'Files', songIds },
+      });
+      const url = `/v3/playlist/${created.json<{ id: number }>().id}`;
+      const types = ['application/xspf+xml', 'application/jspf+json', 'audio/mpegurl', 'audio/x-mpegurl'];
+      for (const accept of [...types, 'application/vnd.apple.mpegurl']) {
+        const file = await conforming(t, 'get', one, { url, headers: { ...headers, accept } });
+        expect(file.statusCode, accept).toBe(200);
+        const etag = String(file.headers.etag);
+        const again = await conforming(t, 'get', one, { url, headers: { ...headers, accept, 'if-none-match': etag } });
+        expect(again.statusCode).toBe(304);
+      }
+      for (const format of ['xspf', 'jspf', 'm3u8', 'json']) {
+        const file = await conforming(t, 'get', '/v3/playlists/{playlist-id}', {
+          url: `/v3/playlists/${created.json<{ id: number }>().id}?format=${format}`,
+          headers,
+        });
+        expect(file.headers['content-disposition']).toBe(`attachment; filename="Files.${format}"`);
+      }
+      expect((await conforming(t, 'get', one, { url: `${url}?format=wav`, headers })).statusCode).toBe(400);
+      const refused = await conforming(t, 'get', one, { url, headers: { ...headers, accept: 'image/png' } });
+      expect(refused.statusCode).toBe(406);
+
+      const m3u8 = (await t.app.inject({ method: 'GET', url: `${url}?format=m3u8`, headers })).body;
+      const upload = (type: string, payload: string, query = '') => ({
+        url: `/v3/playlist/import${query}`,
+        headers: { security, 'content-type': type },
+        payload,
+      });
+      const imported = await conforming(t, 'post', '/v3/playlist/import', upload('audio/mpegurl', m3u8));
+      expect(imported.statusCode).toBe(200);
+      expect(imported.json<{ playlist: { songs: { id: number }[] } }>().playlist.songs.map((s) => s.id)).toEqual(
+        songIds,
+      );
+      const partly = `${m3u8}#EXTINF:1,Nobody - Nothing\nnowhere.mp3\n`;
+      const report = await conforming(t, 'post', '/v3/playlists/import', { ...upload('text/plain', partly) });
+      expect(report.json<{ unmatched: unknown[] }>().unmatched).toEqual([
+        { position: 6, title: 'Nothing', artist: 'Nobody', identifier: 'nowhere.mp3' },
+      ]);
+      const status = async (request: InjectRequest) =>
+        (await conforming(t, 'post', '/v3/playlist/import', request)).statusCode;
+      expect(await status(upload('audio/mpegurl', partly, '?unmatched=fail'))).toBe(422);
+      expect(await status(upload('application/xspf+xml', '<!DOCTYPE x><playlist/>'))).toBe(400);
+      expect(await status(upload('application/json', '{}'))).toBe(415);
+      expect(await status(upload('audio/mpegurl', `#EXTM3U\n#PLAYLIST:${'x'.repeat(70_000)}`))).toBe(413);
+      expect(await status({ ...upload('audio/mpegurl', m3u8), headers: { 'content-type': 'audio/mpegurl' } })).toBe(
+        401,
+      );
+    });
+
     it('failures', async () => {
       const headers = { security };
       const expectStatus = async (status: number, method: Method, path: string, request: InjectRequest) => {
@@ -467,6 +547,12 @@ describe('answers under configured limits match the document', () => {
     const create = { url: '/v3/playlist', headers: { security }, payload: { name: 'One', songIds: [1] } };
     expect((await conforming(t, 'post', '/v3/playlist', create)).statusCode).toBe(200);
     expect((await conforming(t, 'post', '/v3/playlist', create)).statusCode).toBe(409);
+    const upload = {
+      url: '/v3/playlist/import',
+      headers: { security, 'content-type': 'audio/mpegurl' },
+      payload: '#EXTM3U\n#PLAYLIST:Two\nhttp://x/v3/song/1\n',
+    };
+    expect((await conforming(t, 'post', '/v3/playlist/import', upload)).statusCode).toBe(409);
 
     const wrong = { url: '/v3/song', headers: { security: basic('nobody', 'x') } };
     expect((await conforming(t, 'get', '/v3/song', wrong)).statusCode).toBe(401);

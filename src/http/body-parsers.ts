@@ -6,7 +6,7 @@ type Done = (error: Error | null, body?: unknown) => void;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The body as text; bytes that are not UTF-8 are a 400, not a U+FFFD stored in a playlist. */
-function decode(body: Buffer): string {
+export function decode(body: Buffer): string {
   try {
     return utf8.decode(body);
   } catch {

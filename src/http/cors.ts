@@ -13,6 +13,7 @@ export const CORS_EXPOSED_HEADERS = [
   'location',
   'x-total-count',
   'link',
+  'content-disposition',
   'retry-after',
   'www-authenticate',
   'allow',

@@ -111,6 +111,9 @@ export function formatValidationError(errors: ErrorObject[], dataVar: string): E
     case 'maxItems':
       message = `${field} must have at most ${String(p.limit)} entries.`;
       break;
+    case 'enum':
+      message = `${field} must be one of ${(p.allowedValues as unknown[]).map(String).join(', ')}.`;
+      break;
     case 'pattern': {
       const custom: unknown = error.parentSchema?.['x-message'];
       message = `${field} ${typeof custom === 'string' ? custom : 'has an invalid format'}.`;

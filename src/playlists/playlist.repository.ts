@@ -4,6 +4,7 @@ import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { FinalWrite } from '../db/write-batch.js';
 import { characterCount, containsPattern, ftsPhrase } from '../search/search-text.js';
+import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
 type Q = Kysely<Database>;
@@ -159,6 +160,27 @@ export async function findPlaylistWithSongs(
     if (row.song_id !== null) songs.push({ id: row.song_id, title: row.title!, artist: row.artist! });
   }
   return { playlist: { id, name: first.name, songs }, version: Number(first.version) };
+}
+
+/** The owner's playlist with what the catalog knows of each song (for the playlist files), in one query. */
+export async function findPlaylistForExport(db: Q, id: number, ownerId: number): Promise<ExportPlaylist | undefined> {
+  const rows = await db
+    .selectFrom('playlists as p')
+    .leftJoin('playlist_songs as ps', 'ps.playlist_id', 'p.id')
+    .leftJoin('songs as s', 's.id', 'ps.song_id')
+    .select(['p.name', 's.id as song_id', 's.title', 's.artist', 's.album', 's.duration'])
+    .where('p.id', '=', id)
+    .where('p.owner_id', '=', ownerId)
+    .orderBy('ps.position')
+    .execute();
+  const [first] = rows;
+  if (first === undefined) return undefined;
+  const tracks: ExportTrack[] = [];
+  for (const row of rows) {
+    if (row.song_id === null) continue;
+    tracks.push({ id: row.song_id, title: row.title!, artist: row.artist!, album: row.album!, duration: row.duration });
+  }
+  return { id, name: first.name, tracks };
 }
 
 /** The playlist's owner and the catalog version, read together; undefined when there is no such playlist. */

@@ -20,11 +20,23 @@ import {
 import { pageQuerySchema, type PageQuery } from '../http/schemas.js';
 import { PlaylistParams, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
+import type { ExportFormat } from '../formats/formats.js';
+import type { PlaylistFiles } from './playlist.files.js';
+import {
+  FILE_ETAG,
+  NOT_ACCEPTABLE,
+  PlaylistFileQuery,
+  playlistOrFile,
+  plainJson,
+  playlistFileAnswer,
+  varyOnAccept,
+} from './playlist-files.http.js';
 
 export interface PlaylistRouteDeps {
   readonly playlists: PlaylistService;
   readonly limits: Limits;
   readonly authenticate: onRequestHookHandler;
+  readonly files: PlaylistFiles;
 }
 
 const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));
@@ -34,20 +46,23 @@ const conditionalHeaders = Type.Object({
   'if-none-match': Type.Optional(Type.String(IF_NONE_MATCH_HEADER['if-none-match'])),
 });
 
-const PLAYLIST_ETAG =
-  "Strong validator of this playlist's JSON: it changes only if a catalog import changes one of its songs.";
 const PAGE_ETAG = 'Weak validator over what the page shows: its playlists and the total.';
 
 /** The answer, or 304 if the client already has it; either way with its ETag and `Cache-Control`. */
-function sendRevalidated(request: FastifyRequest, reply: FastifyReply, answer: { json: Buffer; etag: string }) {
+function sendRevalidated(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: { json: Buffer; etag: string },
+  type = JSON_TYPE,
+) {
   reply.header('etag', answer.etag).header('cache-control', REVALIDATE);
   if (ifNoneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
-  return reply.type(JSON_TYPE).send(answer.json);
+  return reply.type(type).send(answer.json);
 }
 
 /** The playlist endpoints, at `/v3/playlist` and at the plural alias the getting-started examples use. */
 export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): void {
-  const { playlists, limits, authenticate } = deps;
+  const { playlists, limits, authenticate, files } = deps;
   const query = pageQuerySchema(
     limits,
     "Words that must all appear, case- and accent-insensitively, in the playlist's name or in a song's title, artist or genre",
@@ -130,7 +145,11 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
       },
     );
 
-    app.get<{ Params: { playlistId: number }; Headers: { 'if-none-match'?: string } }>(
+    app.get<{
+      Params: { playlistId: number };
+      Querystring: { format?: ExportFormat };
+      Headers: { 'if-none-match'?: string };
+    }>(
       `${base}/:playlistId`,
       {
         onRequest: authenticate,
@@ -139,21 +158,31 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
           summary: summary('Get one of your playlists', 'GET /v3/playlist/{playlist-id}'),
           tags,
           security: SECURITY,
-          description: `Returns one of the caller's playlists.${aliasNote}`,
+          description:
+            "Returns one of the caller's playlists: JSON, or as `Accept` or `?format=` asks, an XSPF, JSPF or M3U8 " +
+            `playlist file whose entries carry each song's title, artist, album, length and URL.${aliasNote}`,
           params: PlaylistParams,
+          querystring: PlaylistFileQuery,
           headers: conditionalHeaders,
           response: {
-            200: revalidatedJson('The playlist.', playlistRef, PLAYLIST_ETAG),
-            304: notModified('The playlist has not changed since the ETag sent in `If-None-Match`.', PLAYLIST_ETAG),
+            200: playlistOrFile(playlistRef),
+            304: notModified('The playlist has not changed since the ETag sent in `If-None-Match`.', FILE_ETAG),
             400: BAD_REQUEST,
             404: NOT_FOUND,
+            406: NOT_ACCEPTABLE,
             410: GONE,
             ...AUTHENTICATED_ERRORS,
           },
         },
       },
-      async (request, reply) =>
-        sendRevalidated(request, reply, await playlists.get(request.caller.userId, request.params.playlistId)),
+      async (request, reply) => {
+        varyOnAccept(reply);
+        if (plainJson(request.query.format, request.headers.accept)) {
+          return sendRevalidated(request, reply, await playlists.get(request.caller.userId, request.params.playlistId));
+        }
+        const { file, type } = await playlistFileAnswer(request, reply, files);
+        return sendRevalidated(request, reply, file, type);
+      },
     );
 
     app.delete<{ Params: { playlistId: number } }>(

@@ -4,6 +4,7 @@ import { PlaylistCache, type CachedPlaylist } from './playlist.cache.js';
 import { pageEtag, pageJson, playlistAnswer, playlistAnswers, type PlaylistAnswer } from './playlist.json.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
+import type { ExportPlaylist } from '../formats/playlist-format.js';
 import { ApiError } from '../http/errors.js';
 import { playlistDocument, searchWords } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
@@ -182,6 +183,13 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
       const entry = { ...playlistAnswer(found.playlist), id, ownerId: userId, version: found.version };
       cache.put(entry, generation);
       return entry;
+    },
+
+    /** The owner's playlist with what the catalog knows of its songs, for the playlist files; 404 or 410 otherwise. */
+    async exportable(userId: number, id: number): Promise<ExportPlaylist> {
+      const found = await playlists.findPlaylistForExport(q, id, userId);
+      if (found === undefined) throw await missing(id, userId);
+      return found;
     },
 
     /** The owner's playlist in brief, with the same 404 and 410 answers as `get`. */

@@ -49,3 +49,36 @@ export async function countSongs(db: Q, words: readonly string[]): Promise<numbe
     .executeTakeFirstOrThrow();
   return row.total;
 }
+
+/** Title patterns per statement: each statement reads the catalog once. */
+const TITLES_PER_READ = 200;
+
+/**
+ * Catalog songs whose normalised title is one of these (a song's search document starts with its normalised title,
+ * see `songDocument`), in id order: the candidates an imported track is matched among.
+ */
+export async function findSongsByNormalisedTitles(
+  db: Q,
+  titles: readonly string[],
+): Promise<Pick<SongRow, 'id' | 'title' | 'artist' | 'album'>[]> {
+  const rows: Pick<SongRow, 'id' | 'title' | 'artist' | 'album'>[] = [];
+  const distinct = [...new Set(titles)].filter((title) => title !== '');
+  for (let start = 0; start < distinct.length; start += TITLES_PER_READ) {
+    const chunk = distinct.slice(start, start + TITLES_PER_READ);
+    const conditions = chunk.flatMap((title) => [
+      sql<boolean>`search_doc = ${title}`,
+      sql<boolean>`search_doc LIKE ${`${escapeLike(title)}\n%`} ESCAPE '\\'`,
+    ]);
+    rows.push(
+      ...(await db
+        .selectFrom('songs')
+        .select(['id', 'title', 'artist', 'album'])
+        .where(sql<boolean>`(${sql.join(conditions, sql` OR `)})`)
+        .orderBy('id')
+        .execute()),
+    );
+  }
+  return rows;
+}
+
+const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { importFormat, negotiateExport } from './formats.js';
+import { exportLinks, songIdIn, songIdPatterns } from './links.js';
+import { cleanText, downloadFileName, xmlText } from './text.js';
+
+describe('picking a format', () => {
+  it.each([
+    ['*/*', 'json'],
+    ['application/json', 'json'],
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'json'],
+    ['application/xspf+xml', 'xspf'],
+    ['application/jspf+json, application/json;q=0.5', 'jspf'],
+    ['audio/*', 'm3u8'],
+    ['application/vnd.apple.mpegurl', 'm3u8'],
+  ])('by Accept %s', (accept, format) => {
+    expect(negotiateExport(accept)?.format).toBe(format);
+  });
+
+  it('answers nothing for an Accept that names no format', () => {
+    expect(negotiateExport('text/html')).toBeUndefined();
+    expect(negotiateExport('application/xml')).toBeUndefined();
+    expect(negotiateExport('application/json;q=0')).toBeUndefined();
+  });
+
+  it('reads an import by Content-Type, and text/plain only as M3U8', () => {
+    expect(importFormat('application/xspf+xml; charset=utf-8', '')).toBe('xspf');
+    expect(importFormat('TEXT/XML', '')).toBe('xspf');
+    expect(importFormat('application/jspf+json', '')).toBe('jspf');
+    expect(importFormat('audio/x-mpegurl', '')).toBe('m3u8');
+    expect(importFormat('text/plain', '#EXTM3U\nx')).toBe('m3u8');
+    expect(importFormat('text/plain', '{"name":"x"}')).toBeUndefined();
+    expect(importFormat('application/json', '{}')).toBeUndefined();
+    expect(importFormat(undefined, '#EXTM3U')).toBeUndefined();
+  });
+});
+
+describe('links', () => {
+  it('writes the template and finds song ids in URLs from any base', () => {
+    const links = exportLinks('http://h:1/p', 'https://cdn.test/{id}.mp3?from={base}', 9);
+    expect(links.song(3)).toBe('http://h:1/p/v3/song/3');
+    expect(links.location(3)).toBe('https://cdn.test/3.mp3?from=http://h:1/p');
+    const patterns = songIdPatterns('https://cdn.test/{id}.mp3?from={base}');
+    expect(songIdIn('https://elsewhere/v3/song/12', patterns)).toBe(12);
+    expect(songIdIn('http://x/v3/songs/12/', patterns)).toBe(12);
+    expect(songIdIn('https://cdn.test/44.mp3?from=anything', patterns)).toBe(44);
+    expect(songIdIn('https://elsewhere/v3/song/12/lyrics', patterns)).toBeUndefined();
+    expect(songIdIn('https://elsewhere/v3/song/0', patterns)).toBeUndefined();
+    expect(songIdIn(`/v3/song/${'9'.repeat(30)}`, patterns)).toBeUndefined();
+    expect(songIdIn('file:///music/a.mp3', patterns)).toBeUndefined();
+  });
+});
+
+describe('text', () => {
+  it('removes control characters and turns line breaks into spaces', () => {
+    expect(cleanText('a\r\nb\u2028c\u0000d\u0085e\uD800f😀')).toBe('a  b cd ef😀');
+    expect(xmlText(`<a href="x">'&'</a>\u0001`)).toBe('&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;');
+  });
+
+  it('makes safe download names', () => {
+    expect(downloadFileName('Café "del" Mar / Vol. 2', 'xspf')).toBe('Cafe_del_Mar_Vol. 2.xspf');
+    expect(downloadFileName('Line\u2028break  name', 'm3u8')).toBe('Line break name.m3u8');
+    expect(downloadFileName('...', 'm3u8')).toBe('playlist.m3u8');
+    expect(downloadFileName('☃☃', 'json')).toBe('playlist.json');
+    expect(downloadFileName('x'.repeat(300), 'jspf')).toBe(`${'x'.repeat(100)}.jspf`);
+  });
+});

@@ -1,0 +1,116 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import {
+  EXPORT_FORMATS,
+  FILE_EXTENSIONS,
+  MEDIA_TYPES,
+  negotiateExport,
+  type ExportFormat,
+} from '../formats/formats.js';
+import { downloadFileName } from '../formats/text.js';
+import { ApiError } from '../http/errors.js';
+import type { TSchema } from '@sinclair/typebox';
+import { error, revalidatedJson } from '../http/responses.js';
+import type { PlaylistFile, PlaylistFiles } from './playlist.files.js';
+
+/** How `GET /v3/playlist/{playlist-id}` answers in another format than its JSON: the schemas and the choice. */
+
+export const FILE_ETAG =
+  'Strong validator of this playlist in this format: it changes only if a catalog import changes one of its songs.';
+
+export const PlaylistFileQuery = Type.Object({
+  format: Type.Optional(
+    Type.Unsafe<ExportFormat>({
+      type: 'string',
+      enum: [...EXPORT_FORMATS],
+      description:
+        'The format, for links and browsers: wins over `Accept`, and the answer is a download (`Content-Disposition: attachment`).',
+    }),
+  ),
+});
+
+const PLAYLIST_FILE_HEADERS = {
+  Vary: { type: 'string' as const, description: '`security, Authorization, Accept`: the answer depends on them.' },
+  'Content-Disposition': {
+    type: 'string' as const,
+    description: 'With `?format=`: `attachment; filename="<name>.<ext>"`, a safe file name from the playlist\'s name.',
+  },
+};
+
+const text = (description: string) => ({ schema: { type: 'string', description } });
+
+/** The answer's media types besides JSON. */
+const PLAYLIST_FILES_CONTENT = {
+  'application/xspf+xml': text('XSPF version 1 (https://xspf.org/spec); durations in milliseconds.'),
+  'application/jspf+json': text('JSPF, the JSON form of XSPF that ListenBrainz uses; durations in milliseconds.'),
+  ...Object.fromEntries(
+    MEDIA_TYPES.m3u8.map((type) => [
+      type,
+      text(
+        'Extended M3U in UTF-8: `#EXTM3U`, `#PLAYLIST:`, `#EXTINF:<seconds>,<artist> - <title>`, `#EXTALB:`, and a location per entry.',
+      ),
+    ]),
+  ),
+};
+
+/** The 200 answer: the playlist as JSON (its schema) or as a file. */
+export function playlistOrFile(schema: TSchema) {
+  const answer = revalidatedJson(
+    'The playlist, as JSON or as the file asked for.',
+    schema,
+    FILE_ETAG,
+    PLAYLIST_FILE_HEADERS,
+  );
+  return { ...answer, content: { ...answer.content, ...PLAYLIST_FILES_CONTENT } };
+}
+
+export const NOT_ACCEPTABLE = error('`Accept` names none of JSON, XSPF, JSPF and M3U8.');
+
+const FILE_TYPES: Record<ExportFormat, string> = {
+  json: 'application/json; charset=utf-8',
+  xspf: 'application/xspf+xml; charset=utf-8',
+  jspf: 'application/jspf+json; charset=utf-8',
+  m3u8: 'audio/mpegurl; charset=utf-8',
+};
+
+/** Whether the answer is the JSON that `Accept` allows without negotiating (the common and fastest case). */
+export function plainJson(format: ExportFormat | undefined, accept: string | undefined): boolean {
+  return format === undefined && (accept === undefined || accept === '*/*' || accept === 'application/json');
+}
+
+/** `Vary: …, Accept`: the answer depends on it. */
+export function varyOnAccept(reply: FastifyReply): void {
+  const vary = reply.getHeader('vary');
+  reply.header('vary', vary === undefined ? 'Accept' : `${String(vary)}, Accept`);
+}
+
+/**
+ * The owner's playlist in the format `?format=` names (then as a download) or else `Accept` prefers, with its media
+ * type; 406 when `Accept` names none. `send` answers it, or 304, with its ETag.
+ */
+export async function playlistFileAnswer(
+  request: FastifyRequest<{ Params: { playlistId: number }; Querystring: { format?: ExportFormat } }>,
+  reply: FastifyReply,
+  files: PlaylistFiles,
+): Promise<{ file: PlaylistFile; type: string }> {
+  const { format } = request.query;
+  const negotiated = format === undefined ? negotiateExport(request.headers.accept ?? '*/*') : undefined;
+  const chosen = format ?? negotiated?.format;
+  if (chosen === undefined) {
+    throw new ApiError(
+      406,
+      'Accept names no format of this playlist: application/json, application/xspf+xml, application/jspf+json or audio/mpegurl.',
+    );
+  }
+  const origin = `${request.protocol}://${request.host}`;
+  const file = await files.get(request.caller.userId, request.params.playlistId, chosen, origin);
+  if (format !== undefined) {
+    reply.header(
+      'content-disposition',
+      `attachment; filename="${downloadFileName(file.name, FILE_EXTENSIONS[format])}"`,
+    );
+  }
+  // M3U8 goes by three names: the answer uses the one the client asked for.
+  const type = chosen === 'm3u8' && negotiated !== undefined ? `${negotiated.mediaType}; charset=utf-8` : undefined;
+  return { file, type: type ?? FILE_TYPES[chosen] };
+}
