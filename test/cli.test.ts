@@ -97,7 +97,9 @@ describe.concurrent('the mixtape CLI (SQLite)', () => {
     const url = `sqlite:${join(dir, 'fresh.db')}`;
     const migrated = await mixtape(['migrate'], { env: { DATABASE_URL: url } });
     expect(migrated).toMatchObject({ code: 0, stderr: '' });
-    expect(migrated.stdout).toBe('Applied: 2026-11-20-initial, 2026-11-23-service-probe, 2026-11-24-serving\n');
+    expect(migrated.stdout).toBe(
+      'Applied: 2026-11-20-initial, 2026-11-23-service-probe, 2026-11-24-serving, 2026-11-25-song-titles\n',
+    );
     const again = await mixtape(['migrate'], { env: { DATABASE_URL: url } });
     expect(again).toMatchObject({ code: 0, stdout: 'The schema is up to date.\n' });
     const db = openDatabase(loadConfig({ DATABASE_URL: url }).database);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { Parser as M3u8Parser } from 'm3u8-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateXML } from 'xmllint-wasm';
@@ -51,6 +52,16 @@ const XSPF_SCHEMA = `<?xml version="1.0" encoding="UTF-8"?>
     </xs:complexType>
   </xs:element>
 </xs:schema>`;
+
+/** The statement with its parameters written in as literals, for EXPLAIN (which takes no bound parameters on PostgreSQL). */
+function inline(statement: string, parameters: readonly unknown[]): string {
+  const literal = (value: unknown) =>
+    typeof value === 'number' ? String(value) : `'${String(value).replace(/'/g, "''")}'`;
+  let i = 0;
+  return statement.replace(/\$(\d+)|\?/g, (_m, n: string | undefined) =>
+    literal(parameters[n === undefined ? i++ : Number(n) - 1]),
+  );
+}
 
 for (const dialect of DIALECTS) {
   describe(`playlist files on ${dialect}`, () => {
@@ -335,6 +346,25 @@ for (const dialect of DIALECTS) {
       expect(m.playlist.name).toBe('From M3U');
       expect(m.playlist.songs.map((s) => s.id)).toEqual([1, 3]);
       expect(m.unmatched).toEqual([{ position: 2, title: 'Nothing', artist: 'Nobody', identifier: '/music/b.mp3' }]);
+    });
+
+    it("matches titles through the songs' title index, not by reading the catalog", async () => {
+      const security = await t.addUser();
+      const a = await song(5);
+      const before = t.queries.length;
+      const jspf = JSON.stringify({ playlist: { title: 'Indexed', track: [{ title: a.title, creator: a.artist }] } });
+      const answer = await importFile(security, FORMATS.jspf, jspf);
+      expect(answer.json<ImportBody>().playlist.songs.map((s) => s.id)).toEqual([5]);
+      const lookup = t.queries.slice(before).find((q) => /from "songs"/.test(q.sql) && /search_doc/.test(q.sql));
+      expect(lookup, 'the title lookup').toBeDefined();
+      // The catalog here is small enough for PostgreSQL to prefer reading it whole: ask whether the index can serve.
+      const plan = await t.db.kysely.transaction().execute(async (trx) => {
+        if (dialect === 'postgres') await sql`SET LOCAL enable_seqscan = off`.execute(trx);
+        const prefix = dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ';
+        return sql.raw<Record<string, unknown>>(prefix + inline(lookup!.sql, lookup!.parameters)).execute(trx);
+      });
+      const text = plan.rows.map((row) => Object.values(row).join(' ')).join('\n');
+      expect(text).toMatch(/songs_title_key/);
     });
 
     it('picks among songs of the same title and artist by album, then the lowest id', async () => {

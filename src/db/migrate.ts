@@ -4,12 +4,14 @@ import type { Database } from './schema.js';
 import * as initial from './migrations/2026-11-20-initial.js';
 import * as serviceProbe from './migrations/2026-11-23-service-probe.js';
 import * as serving from './migrations/2026-11-24-serving.js';
+import * as songTitles from './migrations/2026-11-25-song-titles.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
   '2026-11-20-initial': initial,
   '2026-11-23-service-probe': serviceProbe,
   '2026-11-24-serving': serving,
+  '2026-11-25-song-titles': songTitles,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

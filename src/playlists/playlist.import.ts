@@ -74,6 +74,7 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
     );
     const rows = await findSongsByNormalisedTitles(
       db.kysely,
+      db.dialect,
       wanted.flatMap((w) => (w === undefined ? [] : [w.title])),
     );
     const byTitleAndArtist = new Map<string, { id: number; album: string }[]>();

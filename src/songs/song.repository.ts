@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { Dialect } from '../db/database.js';
 import type { Database, SongRow } from '../db/schema.js';
 import { containsPattern } from '../search/search-text.js';
 
@@ -50,35 +51,37 @@ export async function countSongs(db: Q, words: readonly string[]): Promise<numbe
   return row.total;
 }
 
-/** Title patterns per statement: each statement reads the catalog once. */
+/** Titles per statement. */
 const TITLES_PER_READ = 200;
+
+/** A song's normalised title, the first line of its search document, as the index `songs_title_key` is built. */
+const titleKey = (dialect: Dialect) =>
+  dialect === 'sqlite'
+    ? sql`substr(search_doc, 1, instr(search_doc || char(10), char(10)) - 1)`
+    : sql`split_part(search_doc, E'\n', 1)`;
 
 /**
  * Catalog songs whose normalised title is one of these (a song's search document starts with its normalised title,
- * see `songDocument`), in id order: the candidates an imported track is matched among.
+ * see `songDocument`), in id order: the candidates an imported track is matched among. Index lookups, whatever the
+ * catalog's size.
  */
 export async function findSongsByNormalisedTitles(
   db: Q,
+  dialect: Dialect,
   titles: readonly string[],
 ): Promise<Pick<SongRow, 'id' | 'title' | 'artist' | 'album'>[]> {
   const rows: Pick<SongRow, 'id' | 'title' | 'artist' | 'album'>[] = [];
   const distinct = [...new Set(titles)].filter((title) => title !== '');
   for (let start = 0; start < distinct.length; start += TITLES_PER_READ) {
     const chunk = distinct.slice(start, start + TITLES_PER_READ);
-    const conditions = chunk.flatMap((title) => [
-      sql<boolean>`search_doc = ${title}`,
-      sql<boolean>`search_doc LIKE ${`${escapeLike(title)}\n%`} ESCAPE '\\'`,
-    ]);
     rows.push(
       ...(await db
         .selectFrom('songs')
         .select(['id', 'title', 'artist', 'album'])
-        .where(sql<boolean>`(${sql.join(conditions, sql` OR `)})`)
+        .where(sql<boolean>`${titleKey(dialect)} IN (${sql.join(chunk)})`)
         .orderBy('id')
         .execute()),
     );
   }
-  return rows;
+  return rows.sort((a, b) => a.id - b.id);
 }
-
-const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
