@@ -113,6 +113,8 @@ describe.concurrent('the mixtape CLI (SQLite)', () => {
     }
   });
 
+  // Seven CLI processes, five one after another, each compiling the CLI with tsx and hashing a password: on a busy
+  // two-core machine that can take longer than the default 30 s.
   it('user add, list, passwd and remove manage a user who can sign in', async ({ expect }) => {
     const added = await mixtape(['user', 'add', 'bob', '--password-stdin'], { input: 'first secret\n' });
     expect(added).toMatchObject({ code: 0, stdout: 'User "bob" created.\n' });
@@ -143,7 +145,7 @@ describe.concurrent('the mixtape CLI (SQLite)', () => {
     expect(listedAfter.stdout).not.toMatch(/bob/);
     expect(removedAgain.code).not.toBe(0);
     expect(removedAgain.stderr).toMatch(/No user named "bob"/);
-  });
+  }, 90_000);
 
   it('catalog import prints the counts, and names the line of a bad entry', async ({ expect }) => {
     const good = join(dir, 'songs.csv');

@@ -3,12 +3,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { inject } from 'vitest';
 
 export const DIALECTS = ['sqlite', 'postgres'] as const;
 export type TestDialect = (typeof DIALECTS)[number];
 
-/** The PostgreSQL server the tests use; every test database is created on it and dropped afterwards. */
-export const PG_ADMIN_URL = process.env.MIXTAPE_TEST_PG_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+/**
+ * A role that may create databases on the PostgreSQL server of this run (chosen once by test/setup/postgres.ts);
+ * every test database is created on it and dropped afterwards.
+ */
+export const PG_ADMIN_URL = inject('testPostgres').adminUrl;
 
 export interface TestDatabase {
   readonly url: string;

