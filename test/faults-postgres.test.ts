@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, PG_ADMIN_URL, type TestDatabase } from './helpers/databases.js';
+import { createTestDatabase, pgAdminUrl, type TestDatabase } from './helpers/databases.js';
 import { createPrivatePostgres, type PrivatePostgres } from './helpers/private-postgres.js';
 import { basic } from './helpers/app.js';
 import { killAllServers, runServeExpectingExit, startServer } from './helpers/server-process.js';
@@ -44,7 +44,7 @@ describe('PostgreSQL backends terminated under load', () => {
   it('keeps the process alive, answers 200 or 503, and keeps every acknowledged create', async () => {
     const server = await startServer({ databaseUrl: database.url, bootstrapUser: 'fault:tolerant', env: TIMEOUTS });
     const dbName = new URL(database.url).pathname.slice(1);
-    const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+    const admin = new pg.Client({ connectionString: pgAdminUrl() });
     await admin.connect();
     const answers: Answer[] = [];
     const created: Created[] = [];
