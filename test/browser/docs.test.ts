@@ -45,6 +45,7 @@ describe('the /docs page, in Chromium', () => {
       'Get one of your playlists',
       'Delete one of your playlists',
       "Get a playlist's cover image",
+      'Import a playlist file',
       'List or search the song catalog',
       'Get a song of the catalog',
       'Liveness probe',
@@ -55,7 +56,7 @@ describe('the /docs page, in Chromium', () => {
     expect(await aliases.count()).toBe(0);
     await page.locator('#operations-tag-Aliases').click();
     await page.locator('#operations-Aliases-getimagePlural').waitFor();
-    expect(await aliases.count()).toBe(5);
+    expect(await aliases.count()).toBe(6);
     expect(await page.locator('#operations-Aliases-getimagePlural .opblock-summary-description').innerText()).toBe(
       'Alias of GET /v3/playlist/{playlist-id}/image',
     );
