@@ -135,6 +135,19 @@ export async function coverFacts(db: Q, playlistId: number): Promise<{ songCount
 }
 
 /**
+ * The owner's playlist joined to its entries and their songs, in playlist order: one row per entry (one row with no
+ * song for an empty playlist), none when the playlist is not the owner's. The caller picks the columns.
+ */
+const entriesOfOwnedPlaylist = (db: Q, id: number, ownerId: number) =>
+  db
+    .selectFrom('playlists as p')
+    .leftJoin('playlist_songs as ps', 'ps.playlist_id', 'p.id')
+    .leftJoin('songs as s', 's.id', 'ps.song_id')
+    .where('p.id', '=', id)
+    .where('p.owner_id', '=', ownerId)
+    .orderBy('ps.position');
+
+/**
  * The owner's playlist with its songs in one query: one row per song (or a single row with null song fields for an
  * empty playlist), none when the owner has no such playlist. Ownership is part of the query, so that another
  * user's playlist costs what a missing one does and its size cannot be told from the time of the answer.
@@ -144,14 +157,8 @@ export async function findPlaylistWithSongs(
   id: number,
   ownerId: number,
 ): Promise<{ playlist: PlaylistWithSongs; version: number } | undefined> {
-  const rows = await db
-    .selectFrom('playlists as p')
-    .leftJoin('playlist_songs as ps', 'ps.playlist_id', 'p.id')
-    .leftJoin('songs as s', 's.id', 'ps.song_id')
+  const rows = await entriesOfOwnedPlaylist(db, id, ownerId)
     .select(['p.name', 's.id as song_id', 's.title', 's.artist', catalogVersion])
-    .where('p.id', '=', id)
-    .where('p.owner_id', '=', ownerId)
-    .orderBy('ps.position')
     .execute();
   const [first] = rows;
   if (first === undefined) return undefined;
@@ -164,14 +171,8 @@ export async function findPlaylistWithSongs(
 
 /** The owner's playlist with what the catalog knows of each song (for the playlist files), in one query. */
 export async function findPlaylistForExport(db: Q, id: number, ownerId: number): Promise<ExportPlaylist | undefined> {
-  const rows = await db
-    .selectFrom('playlists as p')
-    .leftJoin('playlist_songs as ps', 'ps.playlist_id', 'p.id')
-    .leftJoin('songs as s', 's.id', 'ps.song_id')
+  const rows = await entriesOfOwnedPlaylist(db, id, ownerId)
     .select(['p.name', 's.id as song_id', 's.title', 's.artist', 's.album', 's.duration'])
-    .where('p.id', '=', id)
-    .where('p.owner_id', '=', ownerId)
-    .orderBy('ps.position')
     .execute();
   const [first] = rows;
   if (first === undefined) return undefined;
