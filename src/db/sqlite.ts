@@ -75,7 +75,7 @@ export function openSqlite(file: string, busyTimeoutMs: number): SQLite.Database
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const sqlite = new SQLite(file);
   // WAL with synchronous=FULL: a commit is on disk before the client hears about it.
-  sqlite.pragma('journal_mode = WAL');
+  enableWal(sqlite);
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
@@ -83,6 +83,28 @@ export function openSqlite(file: string, busyTimeoutMs: number): SQLite.Database
   // once, which lets concurrent creates run about a quarter faster (docs/benchmarks.md).
   sqlite.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
   return sqlite;
+}
+
+/** How long opening waits for another process that is creating the file or switching it to WAL at that moment. */
+const OPEN_WAIT_MS = 5000;
+
+/**
+ * `journal_mode = WAL`, retried while another connection holds the lock it needs: switching a new file to WAL takes
+ * an exclusive lock and answers SQLITE_BUSY without waiting, which two processes starting together on a new file
+ * (two instances, or the CLI beside the service) would otherwise hit. Blocks, as opening does; at most 5 s.
+ */
+function enableWal(sqlite: SQLite.Database): void {
+  const deadline = Date.now() + OPEN_WAIT_MS;
+  const pauseOn = new Int32Array(new SharedArrayBuffer(4));
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if (!isSqliteBusy(error) || Date.now() + pause > deadline) throw error;
+      Atomics.wait(pauseOn, 0, 0, pause);
+    }
+  }
 }
 
 /**
