@@ -26,9 +26,15 @@ import pino from 'pino';
 import { Registry } from 'prom-client';
 import { playlistFiles } from './playlists/playlist.files.js';
 import { playlistImporter } from './playlists/playlist.import.js';
-import { ImportedPlaylist, UnmatchedTrack, playlistImportRoutes } from './playlists/playlist-import.routes.js';
+import { playlistImportRoutes } from './playlists/playlist-import.routes.js';
 import { playlistRoutes } from './playlists/playlist.routes.js';
-import { PlaylistWithSongs, Song, newPlaylistSchema } from './playlists/playlist.schemas.js';
+import {
+  ImportedPlaylist,
+  PlaylistWithSongs,
+  Song,
+  UnmatchedTrack,
+  newPlaylistSchema,
+} from './playlists/playlist.schemas.js';
 import { playlistService } from './playlists/playlist.service.js';
 import { CatalogSong, songRoutes } from './songs/song.routes.js';
 import { songService } from './songs/song.service.js';

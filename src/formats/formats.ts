@@ -22,13 +22,6 @@ export const MEDIA_TYPES: Readonly<Record<ExportFormat, readonly string[]>> = {
   m3u8: M3U8_TYPES,
 };
 
-export const FILE_EXTENSIONS: Readonly<Record<ExportFormat, string>> = {
-  json: 'json',
-  xspf: 'xspf',
-  jspf: 'jspf',
-  m3u8: 'm3u8',
-};
-
 export const WRITERS: Readonly<Record<FileFormat, PlaylistWriter>> = {
   xspf: writeXspf,
   jspf: writeJspf,

@@ -1,15 +1,8 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  EXPORT_FORMATS,
-  FILE_EXTENSIONS,
-  MEDIA_TYPES,
-  negotiateExport,
-  type ExportFormat,
-} from '../formats/formats.js';
+import { EXPORT_FORMATS, MEDIA_TYPES, negotiateExport, type ExportFormat } from '../formats/formats.js';
 import { downloadFileName } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
-import type { TSchema } from '@sinclair/typebox';
 import { error, revalidatedJson } from '../http/responses.js';
 import type { PlaylistFile, PlaylistFiles } from './playlist.files.js';
 
@@ -66,13 +59,6 @@ export function playlistOrFile(schema: TSchema) {
 
 export const NOT_ACCEPTABLE = error('`Accept` names none of JSON, XSPF, JSPF and M3U8.');
 
-const FILE_TYPES: Record<ExportFormat, string> = {
-  json: 'application/json; charset=utf-8',
-  xspf: 'application/xspf+xml; charset=utf-8',
-  jspf: 'application/jspf+json; charset=utf-8',
-  m3u8: 'audio/mpegurl; charset=utf-8',
-};
-
 /** Whether the answer is the JSON that `Accept` allows without negotiating (the common and fastest case). */
 export function plainJson(format: ExportFormat | undefined, accept: string | undefined): boolean {
   return format === undefined && (accept === undefined || accept === '*/*' || accept === 'application/json');
@@ -104,13 +90,10 @@ export async function playlistFileAnswer(
   }
   const origin = `${request.protocol}://${request.host}`;
   const file = await files.get(request.caller.userId, request.params.playlistId, chosen, origin);
+  // A format's name is its file extension.
   if (format !== undefined) {
-    reply.header(
-      'content-disposition',
-      `attachment; filename="${downloadFileName(file.name, FILE_EXTENSIONS[format])}"`,
-    );
+    reply.header('content-disposition', `attachment; filename="${downloadFileName(file.name, format)}"`);
   }
-  // M3U8 goes by three names: the answer uses the one the client asked for.
-  const type = chosen === 'm3u8' && negotiated !== undefined ? `${negotiated.mediaType}; charset=utf-8` : undefined;
-  return { file, type: type ?? FILE_TYPES[chosen] };
+  // The media type `Accept` chose (M3U8 goes by three names: the one the client asked for), else the format's first.
+  return { file, type: `${negotiated?.mediaType ?? MEDIA_TYPES[chosen][0]!}; charset=utf-8` };
 }

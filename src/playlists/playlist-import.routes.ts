@@ -14,28 +14,6 @@ export interface PlaylistImportRouteDeps {
   readonly authenticate: onRequestHookHandler;
 }
 
-/** What did not match, beside the created playlist (which stays a `playlistwithsongs`). */
-export const UnmatchedTrack = Type.Object(
-  {
-    position: Type.Integer({ minimum: 1, description: "The track's place among the file's tracks, from 1" }),
-    title: Type.Optional(Type.String({ description: "The track's title in the file" })),
-    artist: Type.Optional(Type.String({ description: "The track's artist (XSPF `creator`) in the file" })),
-    album: Type.Optional(Type.String({ description: "The track's album in the file" })),
-    identifier: Type.Optional(Type.String({ description: "The track's first identifier or location in the file" })),
-  },
-  { $id: 'unmatchedTrack', title: 'unmatchedTrack' },
-);
-
-export const ImportedPlaylist = Type.Object(
-  {
-    playlist: Type.Ref('playlistwithsongs'),
-    unmatched: Type.Array(Type.Ref('unmatchedTrack'), {
-      description: "The file's tracks that matched no song of the catalog and were left out, in file order",
-    }),
-  },
-  { $id: 'importedPlaylist', title: 'importedPlaylist' },
-);
-
 interface ImportQuery {
   name?: string;
   unmatched: 'skip' | 'fail';
@@ -45,6 +23,8 @@ const ALL_TYPES = Object.values(IMPORT_MEDIA_TYPES).flat();
 const UNSUPPORTED =
   'Send an XSPF (application/xspf+xml, application/xml, text/xml), JSPF (application/jspf+json) or M3U8 ' +
   '(audio/mpegurl, audio/x-mpegurl, application/vnd.apple.mpegurl, or text/plain starting with #EXTM3U) playlist.';
+
+const notAPlaylistFile = () => new ApiError(415, `The body is not a playlist file. ${UNSUPPORTED}`);
 
 const FORMAT_NOTES: Record<FileFormat, string> = {
   xspf: 'An XSPF version 1 playlist; a DOCTYPE (and so any entity declaration) is refused.',
@@ -65,7 +45,7 @@ export function playlistImportRoutes(app: FastifyInstance, deps: PlaylistImportR
       }
     });
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, parsed) => {
-      parsed(new ApiError(415, `The body is not a playlist file. ${UNSUPPORTED}`));
+      parsed(notAPlaylistFile());
     });
 
     for (const base of ['/v3/playlist', '/v3/playlists'] as const) {
@@ -133,7 +113,7 @@ export function playlistImportRoutes(app: FastifyInstance, deps: PlaylistImportR
           const text = request.body;
           const format = importFormat(request.headers['content-type'], typeof text === 'string' ? text : '');
           if (format === undefined || typeof text !== 'string') {
-            throw new ApiError(415, `The body is not a playlist file. ${UNSUPPORTED}`);
+            throw notAPlaylistFile();
           }
           const { name, unmatched } = request.query;
           const answer = await importer.import(request.caller.userId, format, text, { name, unmatched });

@@ -9,18 +9,8 @@ import { ApiError } from '../http/errors.js';
 import { characterCount, normaliseText } from '../search/search-text.js';
 import { findSongsByIds, findSongsByNormalisedTitles } from '../songs/song.repository.js';
 import type { PlaylistAnswer } from './playlist.json.js';
+import type { UnmatchedTrack } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
-
-/** A track of an imported file that matched no catalog song: where it was, and what it said. */
-export interface UnmatchedTrack {
-  /** Its place among the file's tracks, from 1. */
-  readonly position: number;
-  readonly title?: string;
-  readonly artist?: string;
-  readonly album?: string;
-  /** Its first identifier or location. */
-  readonly identifier?: string;
-}
 
 export interface ImportOptions {
   /** The playlist's name; the file's title when left out. */
@@ -69,7 +59,11 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
 
     const wanted = tracks.map((track, i) =>
       ids[i] === undefined && track.title !== undefined && track.artist !== undefined
-        ? { title: normaliseText(track.title), artist: normaliseText(track.artist), album: track.album }
+        ? {
+            title: normaliseText(track.title),
+            artist: normaliseText(track.artist),
+            album: track.album === undefined ? '' : normaliseText(track.album),
+          }
         : undefined,
     );
     const rows = await findSongsByNormalisedTitles(
@@ -88,8 +82,7 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
       const w = wanted[i];
       if (id !== undefined || w === undefined || w.title === '') return id;
       const candidates = byTitleAndArtist.get(`${w.title}\n${w.artist}`) ?? [];
-      const album = w.album === undefined ? undefined : normaliseText(w.album);
-      return (candidates.find((c) => album !== undefined && album !== '' && c.album === album) ?? candidates[0])?.id;
+      return (candidates.find((c) => w.album !== '' && c.album === w.album) ?? candidates[0])?.id;
     });
   }
 

@@ -24,6 +24,29 @@ export const PlaylistWithSongs = Type.Object(
 );
 export type PlaylistWithSongs = Static<typeof PlaylistWithSongs>;
 
+/** What did not match, beside the created playlist (which stays a `playlistwithsongs`). */
+export const UnmatchedTrack = Type.Object(
+  {
+    position: Type.Integer({ minimum: 1, description: "The track's place among the file's tracks, from 1" }),
+    title: Type.Optional(Type.String({ description: "The track's title in the file" })),
+    artist: Type.Optional(Type.String({ description: "The track's artist (XSPF `creator`) in the file" })),
+    album: Type.Optional(Type.String({ description: "The track's album in the file" })),
+    identifier: Type.Optional(Type.String({ description: "The track's first identifier or location in the file" })),
+  },
+  { $id: 'unmatchedTrack', title: 'unmatchedTrack' },
+);
+export type UnmatchedTrack = Static<typeof UnmatchedTrack>;
+
+export const ImportedPlaylist = Type.Object(
+  {
+    playlist: Type.Ref('playlistwithsongs'),
+    unmatched: Type.Array(Type.Ref('unmatchedTrack'), {
+      description: "The file's tracks that matched no song of the catalog and were left out, in file order",
+    }),
+  },
+  { $id: 'importedPlaylist', title: 'importedPlaylist' },
+);
+
 // Control characters (C0, DEL, C1) and unpaired surrogates anywhere, or nothing but white space, is refused.
 // (The pattern is a Unicode regular expression: a surrogate pair is one character and passes.)
 const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF';
