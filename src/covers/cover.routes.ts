@@ -2,7 +2,16 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import Negotiator from 'negotiator';
 import { ifNoneMatch } from '../http/conditional.js';
-import { AUTHENTICATED_ERRORS, BAD_REQUEST, GONE, HEADERS, NOT_FOUND, SECURITY, error } from '../http/responses.js';
+import {
+  ALIAS_TAG,
+  AUTHENTICATED_ERRORS,
+  BAD_REQUEST,
+  GONE,
+  HEADERS,
+  NOT_FOUND,
+  SECURITY,
+  error,
+} from '../http/responses.js';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import { MEDIA_TYPES, type CoverFormat, type CoverRenderer } from './renderer.js';
@@ -57,7 +66,7 @@ export function coverRoutes(app: FastifyInstance, deps: CoverRouteDeps): void {
         schema: {
           operationId: alias ? 'getimagePlural' : 'getimage',
           summary: alias ? 'Alias of GET /v3/playlist/{playlist-id}/image' : "Get a playlist's cover image",
-          tags: alias ? ['Aliases'] : ['Your Library'],
+          tags: alias ? [ALIAS_TAG] : ['Your Library'],
           security: SECURITY,
           description:
             'Returns a cover of one of your playlists: a mosaic of its first four artists with its name and song ' +

@@ -1,8 +1,6 @@
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-
-/** The tag of the plural paths, folded on the page so that the list of operations reads once. */
-export const ALIAS_TAG = 'Aliases';
+import { ALIAS_TAG } from './responses.js';
 
 const CASSETTE = `<rect x="1" y="6" width="30" height="20" rx="3" fill="#e4572e"/>
 <rect x="5" y="9" width="22" height="9" rx="2" fill="#fff"/>

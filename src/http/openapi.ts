@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { ALIAS_TAG, registerDocsPage } from './docs-page.js';
+import { registerDocsPage } from './docs-page.js';
+import { ALIAS_TAG } from './responses.js';
 
 /** The API's own version (semantic versioning); 1.2.0 added the song catalog. */
 export const API_VERSION = '1.2.0';

@@ -2,6 +2,9 @@ import { Type, type TSchema } from '@sinclair/typebox';
 
 /** Response documentation and serialization helpers shared by every feature's routes. */
 
+/** The tag of the plural paths, listed last and folded on `/docs` so that the list of operations reads once. */
+export const ALIAS_TAG = 'Aliases';
+
 type HeaderDoc = Record<string, { type: 'string' | 'integer'; description: string }>;
 
 const header = (description: string, type: 'string' | 'integer' = 'string') => ({ type, description });

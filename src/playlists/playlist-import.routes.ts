@@ -4,7 +4,7 @@ import type { Limits } from '../config.js';
 import { IMPORT_MEDIA_TYPES, importFormat, type FileFormat } from '../formats/formats.js';
 import { decode } from '../http/body-parsers.js';
 import { ApiError } from '../http/errors.js';
-import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
+import { ALIAS_TAG, AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import type { PlaylistImporter } from './playlist.import.js';
 import { NAME_PATTERN } from './playlist.schemas.js';
 
@@ -57,7 +57,7 @@ export function playlistImportRoutes(app: FastifyInstance, deps: PlaylistImportR
           schema: {
             operationId: alias ? 'importplaylistPlural' : 'importplaylist',
             summary: alias ? 'Alias of POST /v3/playlist/import' : 'Import a playlist file',
-            tags: alias ? ['Aliases'] : ['Your Library'],
+            tags: alias ? [ALIAS_TAG] : ['Your Library'],
             security: SECURITY,
             description:
               'Creates a playlist from an XSPF, JSPF or M3U8 file (by `Content-Type`), as `POST /v3/playlist` does. ' +

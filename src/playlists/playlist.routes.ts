@@ -4,6 +4,7 @@ import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { ifNoneMatch } from '../http/conditional.js';
 import {
+  ALIAS_TAG,
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
   SECURITY,
@@ -70,7 +71,7 @@ export function playlistRoutes(app: FastifyInstance, deps: PlaylistRouteDeps): v
 
   for (const base of ['/v3/playlist', '/v3/playlists'] as const) {
     const alias = base === '/v3/playlists';
-    const tags = alias ? ['Aliases'] : ['Your Library'];
+    const tags = alias ? [ALIAS_TAG] : ['Your Library'];
     const op = (id: string) => (alias ? `${id}Plural` : id);
     const aliasNote = alias ? ' Alias of the singular path, as used by the getting-started examples.' : '';
     // An alias's summary names its singular operation, so that the folded list of aliases on /docs reads as such.
