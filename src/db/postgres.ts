@@ -85,5 +85,6 @@ export function openPostgresPool(config: PostgresConfig, options: PostgresPoolOp
       return new GuardedClient(await pool.connect());
     },
     end: () => pool.end(),
+    options: pool.options,
   };
 }
