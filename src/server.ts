@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { buildApp, loggerOptions } from './app.js';
+import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
 import { describeSetupFault, isDatabaseUnavailable } from './db/faults.js';
+import { loggerOptions } from './logger.js';
 import { prepareDatabase, StartError } from './startup.js';
 
 /** SQLite: how often the WAL is copied back into the database file, off the event loop. */

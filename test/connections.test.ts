@@ -201,6 +201,47 @@ describe('timeouts and malformed requests on a listening server', () => {
     });
     expect(old.status, old.text).toBe(200);
   }, 30_000);
+
+  it('answers an Expect other than 100-continue 417 with the error body, its request id and a log line', async () => {
+    const cases: [string, string][] = [
+      ['200-ok', 'GET /healthz'],
+      ['something-else', 'GET /v3/playlist'],
+      ['200-ok', 'POST /v3/playlist'],
+    ];
+    for (const [expectation, requestLine] of cases) {
+      const answer = await rawExchange({
+        url: server.url,
+        send:
+          `${requestLine} HTTP/1.1\r\nHost: mixtape\r\nsecurity: ${SECURITY}\r\nExpect: ${expectation}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 2\r\n\r\n',
+        localAddress: '127.0.0.2',
+        deadlineMs: 5000,
+      });
+      const where = `Expect: ${expectation} on ${requestLine}`;
+      const entry = expectErrorAnswer(answer, 417, where);
+      expect((JSON.parse(answer.body) as { errormsg: string }).errormsg, where).toMatch(/100-continue/);
+      expect(answer.closedAfterMs, where).toBeDefined();
+      const line = await server.waitForLog((logged) => logged.entry === entry, 5000);
+      expect(line, where).toMatchObject({ status: 417, reqId: answer.headers['x-request-id'], expect: expectation });
+    }
+    // The client's own request id is kept, as on every other answer.
+    const named = await rawExchange({
+      url: server.url,
+      send: 'GET /healthz HTTP/1.1\r\nHost: mixtape\r\nX-Request-Id: client-id-17\r\nExpect: 200-ok\r\n\r\n',
+      localAddress: '127.0.0.2',
+      deadlineMs: 5000,
+    });
+    expect(named.status).toBe(417);
+    expect(named.headers['x-request-id']).toBe('client-id-17');
+    // 100-continue is still met.
+    const continued = await rawExchange({
+      url: server.url,
+      send: 'GET /healthz HTTP/1.1\r\nHost: mixtape\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n',
+      localAddress: '127.0.0.2',
+      deadlineMs: 5000,
+    });
+    expect(continued.text).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/);
+  }, 30_000);
 });
 
 describe('connection caps on a listening server', () => {

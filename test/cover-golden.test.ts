@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from './helpers/each-database.js';
 import { decode, type Pixels } from './helpers/images.js';
 import { createPlaylist } from './helpers/requests.js';
 
@@ -43,15 +43,11 @@ function differingShare(actual: Pixels, expected: Pixels): number {
 }
 
 describe('cover golden images', () => {
-  let t: TestApp;
+  const t = useTestApp('sqlite');
   let security: string;
 
   beforeAll(async () => {
-    t = await createTestApp('sqlite');
     security = await t.addUser();
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   for (const { file, name, songIds } of CASES) {

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, loggerOptions } from '../src/app.js';
+import { buildApp } from '../src/app.js';
+import { loggerOptions } from '../src/logger.js';
 import type { FastifyInstance } from 'fastify';
 import { openTestApp, type TestApp } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/databases.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import { replaceSearchDocument } from '../playlists/playlist.repository.js';
-import { playlistDocument, searchDocument } from '../search/search-text.js';
+import { reindexPlaylistsWithSongs } from '../search/playlist-search.js';
+import { searchDocument } from '../search/search-text.js';
 import demoCatalog from './demo-catalog.json' with { type: 'json' };
 
 /** One song as an import file describes it; `id` is optional. */
@@ -104,38 +104,8 @@ export async function importCatalog(
       db.kysely,
     );
   }
-  if (renamed.size > 0) await rebuildSearchDocuments(db, [...renamed]);
+  if (renamed.size > 0) await reindexPlaylistsWithSongs(db, [...renamed]);
   return result;
-}
-
-/** Recomputes the search documents of the playlists that hold any of these songs. */
-async function rebuildSearchDocuments(db: Db, songIds: readonly number[]): Promise<void> {
-  const playlistIds = (
-    await db.kysely
-      .selectFrom('playlist_songs')
-      .select('playlist_id')
-      .distinct()
-      .where('song_id', 'in', songIds)
-      .execute()
-  ).map((r) => r.playlist_id);
-  for (const playlistId of playlistIds) {
-    await db.kysely.transaction().execute(async (trx) => {
-      const playlist = await trx
-        .selectFrom('playlists')
-        .select(['name', 'owner_id'])
-        .where('id', '=', playlistId)
-        .executeTakeFirst();
-      if (playlist === undefined) return;
-      const songs = await trx
-        .selectFrom('playlist_songs as ps')
-        .innerJoin('songs as s', 's.id', 'ps.song_id')
-        .select(['s.title', 's.artist', 's.genre'])
-        .where('ps.playlist_id', '=', playlistId)
-        .execute();
-      const doc = playlistDocument(playlist.name, songs);
-      await replaceSearchDocument(trx, db.dialect, playlist.owner_id, playlistId, doc);
-    });
-  }
 }
 
 /** Fills an empty catalog with the built-in demo songs; returns how many it added. */

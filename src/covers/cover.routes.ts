@@ -1,17 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { onRequestHookHandler } from 'fastify';
 import Negotiator from 'negotiator';
-import { ifNoneMatch } from '../http/conditional.js';
-import {
-  ALIAS_TAG,
-  AUTHENTICATED_ERRORS,
-  BAD_REQUEST,
-  GONE,
-  HEADERS,
-  NOT_FOUND,
-  SECURITY,
-  error,
-} from '../http/responses.js';
+import { sendNotModified, setRevalidation } from '../http/conditional.js';
+import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
+import { AUTHENTICATED_ERRORS, BAD_REQUEST, GONE, HEADERS, NOT_FOUND, SECURITY, error } from '../http/responses.js';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import { MEDIA_TYPES, type CoverFormat, type CoverRenderer } from './renderer.js';
@@ -54,63 +46,54 @@ const IMAGE_HEADERS = {
 const binary = (mediaType: string) => ({ schema: { type: 'string', format: 'binary', contentMediaType: mediaType } });
 
 /** The playlist cover: a generated picture of the playlist, at both the singular and the plural path. */
-export function coverRoutes(app: FastifyInstance, deps: CoverRouteDeps): void {
+export function coverRoutes(app: TypedApp, deps: CoverRouteDeps): void {
   const { playlists, renderer, authenticate } = deps;
 
-  for (const base of ['/v3/playlist', '/v3/playlists'] as const) {
-    const alias = base === '/v3/playlists';
-    app.get<{ Params: { playlistId: number }; Querystring: { size: number } }>(
-      `${base}/:playlistId/image`,
-      {
-        onRequest: authenticate,
-        schema: {
-          operationId: alias ? 'getimagePlural' : 'getimage',
-          summary: alias ? 'Alias of GET /v3/playlist/{playlist-id}/image' : "Get a playlist's cover image",
-          tags: alias ? [ALIAS_TAG] : ['Your Library'],
-          security: SECURITY,
-          description:
-            'Returns a cover of one of your playlists: a mosaic of its first four artists with its name and song ' +
-            'count. PNG unless `Accept` prefers JPEG or SVG. Send the ETag back in `If-None-Match` to get 304.' +
-            (alias ? ' Alias of the singular path.' : ''),
-          params: PlaylistParams,
-          querystring: CoverQuery,
-          response: {
-            200: {
-              description: 'The cover.',
-              headers: IMAGE_HEADERS,
-              content: Object.fromEntries(FORMATS.map((f) => [MEDIA_TYPES[f], binary(MEDIA_TYPES[f])])),
-            },
-            304: {
-              description: 'The cover has not changed since the ETag sent in `If-None-Match`.',
-              headers: IMAGE_HEADERS,
-              type: 'null',
-            },
-            400: BAD_REQUEST,
-            404: NOT_FOUND,
-            410: GONE,
-            ...AUTHENTICATED_ERRORS,
-            503: error(
-              'Too many covers are being drawn at once, the database is unreachable or the service is shutting down.',
-              HEADERS.retryAfter,
-            ),
-          },
+  routeWithPluralAlias(app, {
+    method: 'GET',
+    url: '/v3/playlist/:playlistId/image',
+    onRequest: authenticate,
+    schema: {
+      operationId: 'getimage',
+      summary: "Get a playlist's cover image",
+      tags: ['Your Library'],
+      security: SECURITY,
+      description:
+        'Returns a cover of one of your playlists: a mosaic of its first four artists with its name and song ' +
+        'count. PNG unless `Accept` prefers JPEG or SVG. Send the ETag back in `If-None-Match` to get 304.',
+      params: PlaylistParams,
+      querystring: CoverQuery,
+      response: {
+        200: {
+          description: 'The cover.',
+          headers: IMAGE_HEADERS,
+          content: Object.fromEntries(FORMATS.map((f) => [MEDIA_TYPES[f], binary(MEDIA_TYPES[f])])),
         },
+        304: {
+          description: 'The cover has not changed since the ETag sent in `If-None-Match`.',
+          headers: IMAGE_HEADERS,
+          type: 'null',
+        },
+        400: BAD_REQUEST,
+        404: NOT_FOUND,
+        410: GONE,
+        ...AUTHENTICATED_ERRORS,
+        503: error(
+          'Too many covers are being drawn at once, the database is unreachable or the service is shutting down.',
+          HEADERS.retryAfter,
+        ),
       },
-      async (request, reply) => {
-        const { size } = request.query;
-        const format = negotiateFormat(request.headers.accept);
-        const summary = await playlists.summary(request.caller.userId, request.params.playlistId);
-        const etag = await renderer.etag(summary, size, format);
-        // Set only once the answer is a cover: an error must not be cached as one.
-        const conditional = () =>
-          reply
-            .header('etag', etag)
-            .header('cache-control', CACHE_CONTROL)
-            .header('vary', `${String(reply.getHeader('vary'))}, Accept`);
-        if (ifNoneMatch(request.headers['if-none-match'], etag)) return conditional().code(304).send();
-        const image = await renderer.image(summary, size, format, etag);
-        return conditional().type(MEDIA_TYPES[format]).send(image);
-      },
-    );
-  }
+    },
+    handler: async (request, reply) => {
+      const { size } = request.query;
+      const format = negotiateFormat(request.headers.accept);
+      const summary = await playlists.summary(request.caller.userId, request.params.playlistId);
+      const etag = await renderer.etag(summary, size, format);
+      const revalidation = { etag, cacheControl: CACHE_CONTROL, vary: 'Accept' };
+      const notModified = sendNotModified(request, reply, revalidation);
+      if (notModified !== undefined) return notModified;
+      const image = await renderer.image(summary, size, format, etag);
+      return setRevalidation(reply, revalidation).type(MEDIA_TYPES[format]).send(image);
+    },
+  });
 }

@@ -3,12 +3,14 @@ import { STATUS_CODES, type IncomingMessage, type Server, type ServerOptions, ty
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { ServerConfig } from '../config.js';
+import { clientKey } from './client-address.js';
 import { errorBody, newEntry } from './errors.js';
+import { requestId } from './request-id.js';
 
 /**
  * What happens on a connection before, or instead of, a request that Fastify routes: the timeouts, the caps on open
- * connections, and the answers to requests that Node's HTTP parser refuses. Each answer written here is the one
- * error body, written raw on the socket, and its entry number is logged.
+ * connections, and the answers to requests that Node's HTTP server refuses (the parser's errors, an `Expect` it
+ * cannot meet). Each answer written here is the one error body, and its entry number is logged.
  */
 
 // Node checks request and header timeouts only this often (30 s unless set), so a timeout can overrun by this much.
@@ -44,6 +46,26 @@ export function connectionHandling(config: ServerConfig) {
     },
     install(server: Server, log: FastifyBaseLogger): void {
       limitConnections(server, config, log, latest);
+      server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+        refuseExpectation(req, res, log);
+      });
+    },
+  };
+}
+
+/** The error body and the headers of an answer that no Fastify reply writes; the connection is closed after it. */
+function errorAnswer(message: string, entry: number, reqId: string, headers: Record<string, string> = {}) {
+  const body = JSON.stringify(errorBody(message, entry));
+  return {
+    body,
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+      'X-Request-Id': reqId,
+      Connection: 'close',
+      ...headers,
     },
   };
 }
@@ -56,17 +78,27 @@ function rawAnswer(
   reqId: string,
   headers: Record<string, string> = {},
 ): string {
-  const body = JSON.stringify(errorBody(message, entry));
-  const lines = Object.entries({
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': String(Buffer.byteLength(body)),
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    'X-Request-Id': reqId,
-    Connection: 'close',
-    ...headers,
-  }).map(([name, value]) => `${name}: ${value}\r\n`);
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${lines.join('')}\r\n${body}`;
+  const answer = errorAnswer(message, entry, reqId, headers);
+  const lines = Object.entries(answer.headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${lines.join('')}\r\n${answer.body}`;
+}
+
+/**
+ * The `checkExpectation` event: a request whose `Expect` names anything but `100-continue`, which Node would answer
+ * with a bare 417. It gets the error body, its request id and a log line. The connection is closed, as the body
+ * the client may be holding back for the expectation is never read.
+ */
+function refuseExpectation(req: IncomingMessage, res: ServerResponse, log: FastifyBaseLogger): void {
+  const entry = newEntry();
+  const reqId = requestId(req);
+  const expect = String(req.headers.expect).slice(0, 200);
+  log.info(
+    { reqId, entry, method: req.method, url: req.url, status: 417, expect, remoteAddress: req.socket.remoteAddress },
+    'expectation refused',
+  );
+  const message = 'The service meets no expectation but 100-continue; send the request without this Expect header.';
+  const answer = errorAnswer(message, entry, reqId);
+  res.writeHead(417, answer.headers).end(answer.body);
 }
 
 const PARSER_ANSWERS: Record<string, { status: number; message: string }> = {
@@ -100,9 +132,9 @@ function clientErrorHandler(latest: Latest) {
 }
 
 /**
- * Counts open connections, in all and per client socket address, and answers one over either cap with 503 and
- * `Retry-After` before the HTTP machinery sees it. Installed in front of Node's own `connection` listener.
- * Also notes each connection's latest request for `clientErrorHandler`.
+ * Counts open connections, in all and per client (`clientKey` of the socket address: an IPv6 client by its /64), and
+ * answers one over either cap with 503 and `Retry-After` before the HTTP machinery sees it. Installed in front of
+ * Node's own `connection` listener. Also notes each connection's latest request for `clientErrorHandler`.
  */
 function limitConnections(server: Server, config: ServerConfig, log: FastifyBaseLogger, latest: Latest): void {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -114,14 +146,15 @@ function limitConnections(server: Server, config: ServerConfig, log: FastifyBase
   let open = 0;
   const perAddress = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
+    const remoteAddress = socket.remoteAddress ?? '';
+    const address = clientKey(remoteAddress, config.ipv6PrefixBits);
     const fromAddress = perAddress.get(address) ?? 0;
     if (open >= config.maxConnections || fromAddress >= config.maxConnectionsPerAddress) {
       const entry = newEntry();
       const reqId = randomUUID();
       const which = open >= config.maxConnections ? 'all' : 'address';
       log.warn(
-        { reqId, entry, status: 503, remoteAddress: address, open, fromAddress },
+        { reqId, entry, status: 503, remoteAddress, client: address, open, fromAddress },
         'connection refused: too many open',
       );
       const retryAfter = { 'Retry-After': String(REFUSED_RETRY_AFTER_SECONDS) };

@@ -1,6 +1,7 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
-import { collectDefaultMetrics, Histogram, type Registry } from 'prom-client';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { HEADERS, error } from '../http/responses.js';
@@ -9,25 +10,42 @@ import { HEADERS, error } from '../http/responses.js';
 const READY_TIMEOUT_MS = 1500;
 
 const Status = Type.Object({ status: Type.String() });
-// Every route, these included, answers 503 once shutdown has begun.
+// Every route, these included, answers 503 once shutdown has begun (http/shutdown.ts).
 const SHUTTING_DOWN = error('The service is shutting down.', HEADERS.retryAfter);
 
-/** Liveness, readiness and Prometheus metrics; no credential needed. */
-export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Registry; isClosing: () => boolean }): void {
-  const { registry } = deps;
-  collectDefaultMetrics({ register: registry });
-  const duration = new Histogram({
-    name: 'mixtape_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unknown';
-    duration.observe({ method: request.method, route, status: reply.statusCode }, reply.elapsedTime / 1000);
-    done();
-  });
+export interface OpsRouteDeps {
+  readonly db: Db;
+  readonly registry: Registry;
+  readonly isClosing: () => boolean;
+  /** The bearer token `/metrics` needs; undefined: none. */
+  readonly metricsToken?: string | undefined;
+}
+
+const sha256 = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/**
+ * Lets through only `Authorization: Bearer <token>`. Digests of equal length are compared in constant time, so the
+ * time of a 401 tells nothing about the token, not even its length.
+ */
+function bearerToken(token: string): onRequestHookHandler {
+  const expected = sha256(token);
+  return (request, _reply, done) => {
+    const given = /^bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
+    if (timingSafeEqual(sha256(given), expected)) {
+      done();
+      return;
+    }
+    done(
+      new ApiError(401, 'The metrics need a token: send Authorization: Bearer <MIXTAPE_METRICS_TOKEN>.', {
+        'www-authenticate': 'Bearer realm="mixtape-metrics"',
+      }),
+    );
+  };
+}
+
+/** Liveness and readiness, with no credential; Prometheus metrics, behind a bearer token when one is set. */
+export function opsRoutes(app: FastifyInstance, deps: OpsRouteDeps): void {
+  const { registry, metricsToken } = deps;
 
   const tags = ['Operations'];
   app.get(
@@ -81,13 +99,20 @@ export function opsRoutes(app: FastifyInstance, deps: { db: Db; registry: Regist
     {
       // A probe throttled into failing would get a healthy instance restarted: never rate limited.
       config: { rateLimit: false },
+      ...(metricsToken === undefined ? {} : { onRequest: bearerToken(metricsToken) }),
       schema: {
         operationId: 'metrics',
         summary: 'Prometheus metrics',
         tags,
-        description: 'Prometheus metrics in the text exposition format.',
+        description:
+          'Prometheus metrics in the text exposition format: the process (CPU, memory, event loop, garbage ' +
+          'collection), request durations by route and status, and cover drawings and cache hits. No user names, ' +
+          'playlists or addresses. With `MIXTAPE_METRICS_TOKEN` set, it needs `Authorization: Bearer <token>`.',
         response: {
           200: { description: 'The metrics.', content: { 'text/plain': { schema: Type.String() } } },
+          401: error('`MIXTAPE_METRICS_TOKEN` is set and the bearer token is missing or wrong.', {
+            'WWW-Authenticate': { type: 'string', description: '`Bearer realm="mixtape-metrics"`.' },
+          }),
           503: SHUTTING_DOWN,
         },
       },

@@ -1,10 +1,12 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { EXPORT_FORMATS, MEDIA_TYPES, negotiateExport, type ExportFormat } from '../formats/formats.js';
 import { downloadFileName } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
 import { error, revalidatedJson } from '../http/responses.js';
+import type { TypedRequest } from '../http/routes.js';
 import type { PlaylistFile, PlaylistFiles } from './playlist.files.js';
+import type { PlaylistParams } from './playlist.schemas.js';
 
 /** How `GET /v3/playlist/{playlist-id}` answers in another format than its JSON: the schemas and the choice. */
 
@@ -64,18 +66,12 @@ export function plainJson(format: ExportFormat | undefined, accept: string | und
   return format === undefined && (accept === undefined || accept === '*/*' || accept === 'application/json');
 }
 
-/** `Vary: …, Accept`: the answer depends on it. */
-export function varyOnAccept(reply: FastifyReply): void {
-  const vary = reply.getHeader('vary');
-  reply.header('vary', vary === undefined ? 'Accept' : `${String(vary)}, Accept`);
-}
-
 /**
  * The owner's playlist in the format `?format=` names (then as a download) or else `Accept` prefers, with its media
  * type; 406 when `Accept` names none. `send` answers it, or 304, with its ETag.
  */
 export async function playlistFileAnswer(
-  request: FastifyRequest<{ Params: { playlistId: number }; Querystring: { format?: ExportFormat } }>,
+  request: TypedRequest<{ params: typeof PlaylistParams; querystring: typeof PlaylistFileQuery }>,
   reply: FastifyReply,
   files: PlaylistFiles,
 ): Promise<{ file: PlaylistFile; type: string }> {

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { IMPORT_MEDIA_TYPES, importFormat, type FileFormat } from '../formats/formats.js';
 import { decode } from '../http/body-parsers.js';
 import { ApiError } from '../http/errors.js';
-import { ALIAS_TAG, AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
+import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
+import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import type { PlaylistImporter } from './playlist.import.js';
 import { NAME_PATTERN } from './playlist.schemas.js';
 
@@ -14,15 +15,11 @@ export interface PlaylistImportRouteDeps {
   readonly authenticate: onRequestHookHandler;
 }
 
-interface ImportQuery {
-  name?: string;
-  unmatched: 'skip' | 'fail';
-}
-
 const ALL_TYPES = Object.values(IMPORT_MEDIA_TYPES).flat();
 const UNSUPPORTED =
   'Send an XSPF (application/xspf+xml, application/xml, text/xml), JSPF (application/jspf+json) or M3U8 ' +
-  '(audio/mpegurl, audio/x-mpegurl, application/vnd.apple.mpegurl, or text/plain starting with #EXTM3U) playlist.';
+  '(audio/mpegurl, audio/x-mpegurl, application/vnd.apple.mpegurl, or text/plain starting with #EXTM3U, with the ' +
+  'credential in the security header) playlist.';
 
 const notAPlaylistFile = () => new ApiError(415, `The body is not a playlist file. ${UNSUPPORTED}`);
 
@@ -33,9 +30,9 @@ const FORMAT_NOTES: Record<FileFormat, string> = {
 };
 
 /** `POST /v3/playlist/import`: a playlist file (XSPF, JSPF, M3U8) into a new playlist, in a scope of its own parsers. */
-export function playlistImportRoutes(app: FastifyInstance, deps: PlaylistImportRouteDeps): void {
+export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDeps): void {
   const { importer, limits, authenticate } = deps;
-  void app.register((scope, _options, done) => {
+  void app.register((scope: TypedApp, _options, done) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(ALL_TYPES, { parseAs: 'buffer' }, (_request, body, parsed) => {
       try {
@@ -48,83 +45,80 @@ export function playlistImportRoutes(app: FastifyInstance, deps: PlaylistImportR
       parsed(notAPlaylistFile());
     });
 
-    for (const base of ['/v3/playlist', '/v3/playlists'] as const) {
-      const alias = base === '/v3/playlists';
-      scope.post<{ Body: string; Querystring: ImportQuery }>(
-        `${base}/import`,
-        {
-          onRequest: authenticate,
-          schema: {
-            operationId: alias ? 'importplaylistPlural' : 'importplaylist',
-            summary: alias ? 'Alias of POST /v3/playlist/import' : 'Import a playlist file',
-            tags: alias ? [ALIAS_TAG] : ['Your Library'],
-            security: SECURITY,
-            description:
-              'Creates a playlist from an XSPF, JSPF or M3U8 file (by `Content-Type`), as `POST /v3/playlist` does. ' +
-              'Each track is matched to the catalog by a song URL of this service in an identifier or location ' +
-              '(`…/v3/song/{id}` from any host, as the exports write them), otherwise by title and artist, compared ' +
-              'case- and accent-insensitively as search does (the album, when given, picks among several; then the ' +
-              'lowest song id). Tracks that match nothing are left out and listed in `unmatched`, or with ' +
-              '`?unmatched=fail` the answer is 422 and nothing is created.' +
-              (alias ? ' Alias of the singular path.' : ''),
-            querystring: Type.Object({
-              name: Type.Optional(
-                Type.String({
-                  minLength: 1,
-                  maxLength: limits.nameMaxLength,
-                  pattern: NAME_PATTERN,
-                  'x-message': 'must not be blank or contain control characters or unpaired surrogates',
-                  description: "The playlist's name; the file's title when left out",
-                }),
-              ),
-              unmatched: Type.Unsafe<'skip' | 'fail'>({
-                type: 'string',
-                enum: ['skip', 'fail'],
-                default: 'skip',
-                description: '`skip` leaves out tracks that match no song; `fail` answers 422 and creates nothing',
-              }),
+    routeWithPluralAlias(scope, {
+      method: 'POST',
+      url: '/v3/playlist/import',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'importplaylist',
+        summary: 'Import a playlist file',
+        tags: ['Your Library'],
+        security: SECURITY,
+        description:
+          'Creates a playlist from an XSPF, JSPF or M3U8 file (by `Content-Type`), as `POST /v3/playlist` does. ' +
+          'Each track is matched to the catalog by a song URL of this service in an identifier or location ' +
+          '(`…/v3/song/{id}` from any host, as the exports write them), otherwise by title and artist, compared ' +
+          'case- and accent-insensitively as search does (the album, when given, picks among several; then the ' +
+          'lowest song id). Tracks that match nothing are left out and listed in `unmatched`, or with ' +
+          '`?unmatched=fail` the answer is 422 and nothing is created.',
+        querystring: Type.Object({
+          name: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: limits.nameMaxLength,
+              pattern: NAME_PATTERN,
+              'x-message': 'must not be blank or contain control characters or unpaired surrogates',
+              description: "The playlist's name; the file's title when left out",
             }),
-            body: {
-              content: Object.fromEntries(
-                (Object.keys(IMPORT_MEDIA_TYPES) as FileFormat[]).flatMap((format) =>
-                  IMPORT_MEDIA_TYPES[format].map((type) => [
-                    type,
-                    { schema: { type: 'string', description: FORMAT_NOTES[format] } },
-                  ]),
-                ),
-              ),
-            },
-            response: {
-              200: json('The created playlist, and the tracks that matched no song.', Type.Ref('importedPlaylist'), {
-                Location: { type: 'string', description: 'The path of the new playlist.' },
-              }),
-              400: error(
-                'The file cannot be read (not well-formed, a DOCTYPE, too deep, too many tracks or lines), it has no title and no `?name=` is given, or a bad parameter.',
-              ),
-              409: error("The caller's playlist quota is reached."),
-              413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
-              415: error(`The body is not a playlist file, or it is compressed. ${UNSUPPORTED}`),
-              422: error('With `?unmatched=fail`: some tracks match no song; `errormsg` names them.'),
-              ...AUTHENTICATED_ERRORS,
-            },
-          },
+          ),
+          unmatched: Type.Unsafe<'skip' | 'fail'>({
+            type: 'string',
+            enum: ['skip', 'fail'],
+            default: 'skip',
+            description: '`skip` leaves out tracks that match no song; `fail` answers 422 and creates nothing',
+          }),
+        }),
+        body: {
+          content: Object.fromEntries(
+            (Object.keys(IMPORT_MEDIA_TYPES) as FileFormat[]).flatMap((format) =>
+              IMPORT_MEDIA_TYPES[format].map((type) => [
+                type,
+                { schema: { type: 'string', description: FORMAT_NOTES[format] } },
+              ]),
+            ),
+          ),
         },
-        async (request, reply) => {
-          const text = request.body;
-          const format = importFormat(request.headers['content-type'], typeof text === 'string' ? text : '');
-          if (format === undefined || typeof text !== 'string') {
-            throw notAPlaylistFile();
-          }
-          const { name, unmatched } = request.query;
-          const answer = await importer.import(request.caller.userId, format, text, { name, unmatched });
-          const body = `{"playlist":${answer.playlist.json.toString('utf8')},"unmatched":${JSON.stringify(answer.unmatched)}}`;
-          return reply
-            .header('location', `/v3/playlist/${answer.playlist.id}`)
-            .type('application/json; charset=utf-8')
-            .send(body);
+        response: {
+          200: json('The created playlist, and the tracks that matched no song.', Type.Ref('importedPlaylist'), {
+            Location: { type: 'string', description: 'The path of the new playlist.' },
+          }),
+          400: error(
+            'The file cannot be read (not well-formed, a DOCTYPE, too deep, too many tracks or lines), it has no title and no `?name=` is given, or a bad parameter.',
+          ),
+          409: error("The caller's playlist quota is reached."),
+          413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
+          415: error(
+            `The body is not a playlist file, it is compressed, or it is text/plain without the security header. ${UNSUPPORTED}`,
+          ),
+          422: error('With `?unmatched=fail`: some tracks match no song; `errormsg` names them.'),
+          ...AUTHENTICATED_ERRORS,
         },
-      );
-    }
+      },
+      handler: async (request, reply) => {
+        const text = request.body;
+        const format = importFormat(request.headers['content-type'], typeof text === 'string' ? text : '');
+        if (format === undefined || typeof text !== 'string') {
+          throw notAPlaylistFile();
+        }
+        const { name, unmatched } = request.query;
+        const answer = await importer.import(request.caller.userId, format, text, { name, unmatched });
+        const body = `{"playlist":${answer.playlist.json.toString('utf8')},"unmatched":${JSON.stringify(answer.unmatched)}}`;
+        return reply
+          .header('location', `/v3/playlist/${answer.playlist.id}`)
+          .type('application/json; charset=utf-8')
+          .send(body);
+      },
+    });
     done();
   });
 }

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, onRequestHookHandler } from 'fastify';
+import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, error, json } from '../http/responses.js';
-import { Id, pageQuerySchema, type PageQuery } from '../http/schemas.js';
+import type { TypedApp } from '../http/routes.js';
+import { Id, pageQuerySchema } from '../http/schemas.js';
 import type { SongService } from './song.service.js';
 
 export const CatalogSong = Type.Object(
@@ -22,12 +23,12 @@ const catalogSongRef = Type.Ref('catalogSong');
 
 /** The song catalog (API 1.2.0): find the ids to put in a playlist. */
 export function songRoutes(
-  app: FastifyInstance,
+  app: TypedApp,
   deps: { songs: SongService; limits: Limits; authenticate: onRequestHookHandler },
 ): void {
   const { songs, limits, authenticate } = deps;
 
-  app.get<{ Querystring: PageQuery }>(
+  app.get(
     '/v3/song',
     {
       onRequest: authenticate,
@@ -55,7 +56,7 @@ export function songRoutes(
     },
   );
 
-  app.get<{ Params: { songId: number } }>(
+  app.get(
     '/v3/song/:songId',
     {
       onRequest: authenticate,

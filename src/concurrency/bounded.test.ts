@@ -1,0 +1,202 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Bounded } from './bounded.js';
+
+class Refused extends Error {}
+
+/** A task that runs until `finish` or `fail` is called; `started` tells whether the bound has let it start. */
+function task<T>(value: T) {
+  let finish!: () => void;
+  let fail!: (error: Error) => void;
+  const done = new Promise<T>((resolve, reject) => {
+    finish = () => {
+      resolve(value);
+    };
+    fail = reject;
+  });
+  const self = {
+    started: false,
+    run: () => {
+      self.started = true;
+      return done;
+    },
+    finish,
+    fail,
+  };
+  return self;
+}
+
+/** How a promise has settled so far, without waiting for it. */
+function watch<T>(promise: Promise<T>) {
+  const state: { outcome: 'pending' | 'resolved' | 'rejected'; value?: T; error?: unknown } = { outcome: 'pending' };
+  promise.then(
+    (value) => Object.assign(state, { outcome: 'resolved', value }),
+    (error: unknown) => Object.assign(state, { outcome: 'rejected', error }),
+  );
+  return state;
+}
+
+/** Lets every callback already queued run (the bound hands slots over through promises). */
+const settle = () => nextTurn();
+
+describe('Bounded', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('runs at most `limit` tasks at once, and the waiting ones in the order they came as slots free', async () => {
+    const bound = new Bounded({ limit: 2, queue: 3, refuse: () => new Refused() });
+    const tasks = ['a', 'b', 'c', 'd', 'e'].map(task);
+    const runs = tasks.map((t) => watch(bound.run(t.run)));
+    const started = () => tasks.filter((t) => t.started).map((t) => tasks.indexOf(t));
+    await settle();
+    expect(started()).toEqual([0, 1]);
+    expect(bound.active).toBe(2);
+
+    tasks[1]!.finish();
+    await settle();
+    expect(runs[1]).toEqual({ outcome: 'resolved', value: 'b' });
+    expect(started()).toEqual([0, 1, 2]);
+    expect(bound.active).toBe(2);
+
+    tasks[0]!.finish();
+    await settle();
+    expect(started()).toEqual([0, 1, 2, 3]);
+    for (const t of tasks.slice(2)) t.finish();
+    await settle();
+    await settle();
+    expect(started()).toEqual([0, 1, 2, 3, 4]);
+    expect(runs.map((r) => r.value)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(bound.active).toBe(0);
+  });
+
+  it('refuses at once, without running it, a task for which the queue has no room; room comes back as waiters start', async () => {
+    const refuse = vi.fn(() => new Refused('busy'));
+    const bound = new Bounded({ limit: 1, queue: 1, refuse });
+    const [running, waiting, extra, later] = ['running', 'waiting', 'extra', 'later'].map(task);
+    const runs = [running!, waiting!].map((t) => watch(bound.run(t.run)));
+
+    await expect(bound.run(extra!.run)).rejects.toBeInstanceOf(Refused);
+    expect(extra!.started).toBe(false);
+    expect(refuse).toHaveBeenCalledTimes(1);
+    expect(runs.map((r) => r.outcome)).toEqual(['pending', 'pending']);
+
+    running!.finish();
+    await settle();
+    expect(waiting!.started).toBe(true);
+    // The waiter took the slot: the queue has room for one again.
+    const queued = watch(bound.run(later!.run));
+    await settle();
+    expect(queued.outcome).toBe('pending');
+    expect(later!.started).toBe(false);
+    waiting!.finish();
+    await settle();
+    later!.finish();
+    await settle();
+    expect(queued).toEqual({ outcome: 'resolved', value: 'later' });
+    expect(refuse).toHaveBeenCalledTimes(1);
+  });
+
+  it('with no queue, refuses every task beyond `limit`', async () => {
+    const bound = new Bounded({ limit: 1, queue: 0, refuse: () => new Refused() });
+    const first = task(1);
+    const run = bound.run(first.run);
+    await expect(bound.run(() => Promise.resolve(2))).rejects.toBeInstanceOf(Refused);
+    first.finish();
+    await expect(run).resolves.toBe(1);
+    await expect(bound.run(() => Promise.resolve(3))).resolves.toBe(3);
+  });
+
+  it('gives back the error of a task that fails or throws, and passes its slot on', async () => {
+    const bound = new Bounded({ limit: 1, queue: 3, refuse: () => new Refused() });
+    const failing = task('failing');
+    const broken = new Error('broken');
+    const thrown = new Error('thrown at once');
+    const last = task('last');
+    const failed = watch(bound.run(failing.run));
+    const threw = watch(
+      bound.run(() => {
+        throw thrown;
+      }),
+    );
+    const ran = watch(bound.run(last.run));
+
+    failing.fail(broken);
+    await settle();
+    expect(failed).toEqual({ outcome: 'rejected', error: broken });
+    expect(threw).toEqual({ outcome: 'rejected', error: thrown });
+    expect(last.started).toBe(true);
+    expect(bound.active).toBe(1);
+    last.finish();
+    await settle();
+    expect(ran).toEqual({ outcome: 'resolved', value: 'last' });
+    expect(bound.active).toBe(0);
+  });
+
+  it('refuses a task that waited `waitMs` for a slot, never runs it, and frees its place in the queue', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const refuse = vi.fn(() => new Refused('waited too long'));
+    const bound = new Bounded({ limit: 1, queue: 1, waitMs: 1000, refuse });
+    const [running, tired, next] = ['running', 'tired', 'next'].map(task);
+    const run = watch(bound.run(running!.run));
+    const waited = watch(bound.run(tired!.run));
+
+    await vi.advanceTimersByTimeAsync(999);
+    expect(waited.outcome).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(waited.outcome).toBe('rejected');
+    expect(waited.error).toBeInstanceOf(Refused);
+
+    // Its place in the queue is free again, and the slot goes to the next waiter, not to it.
+    const queued = watch(bound.run(next!.run));
+    running!.finish();
+    await settle();
+    expect(run.outcome).toBe('resolved');
+    expect(tired!.started).toBe(false);
+    expect(next!.started).toBe(true);
+    next!.finish();
+    await settle();
+    expect(queued).toEqual({ outcome: 'resolved', value: 'next' });
+    expect(refuse).toHaveBeenCalledTimes(1);
+    expect(bound.active).toBe(0);
+  });
+
+  it('does not refuse later a task that got its slot within `waitMs`', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const refuse = vi.fn(() => new Refused());
+    const bound = new Bounded({ limit: 1, queue: 1, waitMs: 1000, refuse });
+    const [first, second] = ['first', 'second'].map(task);
+    void bound.run(first!.run);
+    const waited = watch(bound.run(second!.run));
+
+    await vi.advanceTimersByTimeAsync(500);
+    first!.finish();
+    await settle();
+    expect(second!.started).toBe(true);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(waited.outcome).toBe('pending');
+    expect(refuse).not.toHaveBeenCalled();
+    second!.finish();
+    await settle();
+    expect(waited).toEqual({ outcome: 'resolved', value: 'second' });
+  });
+
+  it('without `waitMs`, lets a task wait as long as the slots stay taken', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const refuse = vi.fn(() => new Refused());
+    const bound = new Bounded({ limit: 1, queue: 1, refuse });
+    const [first, second] = ['first', 'second'].map(task);
+    void bound.run(first!.run);
+    const waited = watch(bound.run(second!.run));
+
+    await vi.advanceTimersByTimeAsync(24 * 60 * 60 * 1000);
+    expect(waited.outcome).toBe('pending');
+    expect(second!.started).toBe(false);
+    first!.finish();
+    await settle();
+    second!.finish();
+    await settle();
+    expect(waited).toEqual({ outcome: 'resolved', value: 'second' });
+    expect(refuse).not.toHaveBeenCalled();
+  });
+});
