@@ -1,8 +1,11 @@
 #!/usr/bin/env node
+// First: it exits on an unsupported Node.js before the other modules load.
+import './node-version.js';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { printableName } from './users/user-name.js';
 import { UserError, userService } from './users/user.service.js';
 import { CatalogFileError, importCatalogPath } from './catalog/catalog-files.js';
 import { StartError } from './startup.js';
@@ -57,7 +60,9 @@ async function userCommand(config: Config, args: string[]): Promise<void> {
   if (action === 'list') {
     const users = await withDb(config, (db) => userService(db).list());
     for (const u of users)
-      console.log(`${u.name}\t${u.playlist_count} playlists\tsince ${new Date(u.created_at).toISOString()}`);
+      console.log(
+        `${printableName(u.name)}\t${u.playlist_count} playlists\tsince ${new Date(u.created_at).toISOString()}`,
+      );
     if (users.length === 0) console.log('No users yet: mixtape user add NAME');
     return;
   }

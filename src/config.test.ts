@@ -30,7 +30,7 @@ describe('loadConfig', () => {
       },
       auth: {
         recheckMs: 5000,
-        throttle: { perAddressAndName: 10, perAddress: 100, perName: 100, windowMs: 300_000 },
+        throttle: { perAddressAndName: 10, perAddress: 100, perName: 100, windowMs: 300_000, ipv6PrefixBits: 64 },
         hashConcurrency: 2,
         hashQueue: 32,
         hashWaitMs: 2000,
@@ -42,10 +42,34 @@ describe('loadConfig', () => {
         keepAliveTimeoutMs: 5000,
         maxConnections: 4096,
         maxConnectionsPerAddress: 256,
+        ipv6PrefixBits: 64,
       },
     });
     expect(config.exports).toEqual({ publicUrl: undefined, locationTemplate: '{base}/v3/song/{id}' });
+    expect(config.metricsToken).toBeUndefined();
     expect(Object.isFrozen(config.limits)).toBe(true);
+  });
+
+  it('reads one IPv6 prefix for the connection caps and the sign-in throttle', () => {
+    const config = loadConfig({ MIXTAPE_IPV6_PREFIX: '56' });
+    expect(config.server.ipv6PrefixBits).toBe(56);
+    expect(config.auth.throttle.ipv6PrefixBits).toBe(56);
+  });
+
+  it('reads the metrics token, and refuses a short or malformed one without repeating it', () => {
+    const token = 'b2c4e6f8a0c2e4f6-._~+/AZaz09==';
+    expect(loadConfig({ MIXTAPE_METRICS_TOKEN: ` ${token} ` }).metricsToken).toBe(token);
+    expect(loadConfig({ MIXTAPE_METRICS_TOKEN: '' }).metricsToken).toBeUndefined();
+    for (const bad of ['short-secret-15', 'sixteen chars and a space', 'sixteen-chars-quote"', 'x'.repeat(1025)]) {
+      expect(() => loadConfig({ MIXTAPE_METRICS_TOKEN: bad })).toThrow(/^MIXTAPE_METRICS_TOKEN must be 16 to 1024/);
+      let message = '';
+      try {
+        loadConfig({ MIXTAPE_METRICS_TOKEN: bad });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).not.toContain(bad);
+    }
   });
 
   it('reads the public base URL and the location template of playlist files', () => {
@@ -89,6 +113,8 @@ describe('loadConfig', () => {
       [{ MIXTAPE_KEEPALIVE_TIMEOUT_SECONDS: 'x' }, /^MIXTAPE_KEEPALIVE_TIMEOUT_SECONDS /],
       [{ MIXTAPE_MAX_CONNECTIONS: '0' }, /^MIXTAPE_MAX_CONNECTIONS /],
       [{ MIXTAPE_MAX_CONNECTIONS_PER_ADDRESS: '-5' }, /^MIXTAPE_MAX_CONNECTIONS_PER_ADDRESS /],
+      [{ MIXTAPE_IPV6_PREFIX: '129' }, /^MIXTAPE_IPV6_PREFIX must be an integer from 32 to 128/],
+      [{ MIXTAPE_IPV6_PREFIX: '/64' }, /^MIXTAPE_IPV6_PREFIX /],
       [{ MIXTAPE_PUBLIC_URL: 'music.example.com' }, /^MIXTAPE_PUBLIC_URL /],
       [{ MIXTAPE_PUBLIC_URL: 'ftp://music.example.com' }, /^MIXTAPE_PUBLIC_URL /],
       [{ MIXTAPE_PUBLIC_URL: 'https://music.example.com/?a=1' }, /^MIXTAPE_PUBLIC_URL /],

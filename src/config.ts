@@ -69,6 +69,8 @@ export interface ServerConfig {
   readonly maxConnections: number;
   /** Open connections at once from one client socket address. */
   readonly maxConnectionsPerAddress: number;
+  /** IPv6 clients are counted by this many leading bits of their address (see `clientKey`). */
+  readonly ipv6PrefixBits: number;
 }
 
 export interface Config {
@@ -95,6 +97,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Playlist files (XSPF, JSPF, M3U8): the addresses they carry. */
   readonly exports: ExportConfig;
+  /** The bearer token `/metrics` needs; undefined leaves it open, as Prometheus expects by default. */
+  readonly metricsToken: string | undefined;
 }
 
 export interface ExportConfig {
@@ -132,6 +136,8 @@ const DEFAULT_DATABASE_URL = 'sqlite:./data/mixtape.db';
 
 export function loadConfig(env: Env = process.env): Config {
   const read = reader(env);
+  // One setting for every per-client cap: the connection caps, the sign-in throttle and the rate limit.
+  const ipv6PrefixBits = read.int('MIXTAPE_IPV6_PREFIX', 64, 32, 128);
   const config: Config = {
     port: read.int('PORT', 8080, 0, 65535),
     host: read.string('HOST', '127.0.0.1'),
@@ -164,6 +170,7 @@ export function loadConfig(env: Env = process.env): Config {
         perAddress: read.int('MIXTAPE_AUTH_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
         perName: read.int('MIXTAPE_AUTH_MAX_FAILURES_PER_NAME', 100, 1, 1_000_000),
         windowMs: read.int('MIXTAPE_AUTH_FAILURE_WINDOW_SECONDS', 300, 1, 86_400) * 1000,
+        ipv6PrefixBits,
       },
       hashConcurrency: read.int('MIXTAPE_AUTH_HASH_CONCURRENCY', 2, 1, 256),
       hashQueue: read.int('MIXTAPE_AUTH_HASH_QUEUE', 32, 0, 100_000),
@@ -181,6 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
       keepAliveTimeoutMs: read.int('MIXTAPE_KEEPALIVE_TIMEOUT_SECONDS', 5, 1, 3600) * 1000,
       maxConnections: read.int('MIXTAPE_MAX_CONNECTIONS', 4096, 1, 1_000_000),
       maxConnectionsPerAddress: read.int('MIXTAPE_MAX_CONNECTIONS_PER_ADDRESS', 256, 1, 1_000_000),
+      ipv6PrefixBits,
     },
     rateLimitPerMinute: read.int('MIXTAPE_RATE_LIMIT', 0, 0, 10_000_000),
     corsOrigins: read.list('MIXTAPE_CORS_ORIGINS'),
@@ -190,6 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
       publicUrl: parsePublicUrl(env.MIXTAPE_PUBLIC_URL),
       locationTemplate: parseLocationTemplate(read.string('MIXTAPE_PLAYLIST_LOCATION', DEFAULT_LOCATION)),
     },
+    metricsToken: parseMetricsToken(env.MIXTAPE_METRICS_TOKEN),
   };
   if (config.limits.pageDefault > config.limits.pageMax) {
     throw new ConfigError(
@@ -281,6 +290,21 @@ function parseLocationTemplate(template: string): string {
     );
   }
   return template;
+}
+
+/** RFC 6750's token characters, long enough not to be guessed. */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]{16,1024}=*$/;
+
+function parseMetricsToken(value: string | undefined): string | undefined {
+  const text = value?.trim() ?? '';
+  if (text === '') return undefined;
+  // The value is a secret: the message does not repeat it.
+  if (!BEARER_TOKEN.test(text)) {
+    throw new ConfigError(
+      'MIXTAPE_METRICS_TOKEN must be 16 to 1024 letters, digits and -._~+/ (openssl rand -hex 32 makes one)',
+    );
+  }
+  return text;
 }
 
 function parseBootstrapUser(value: string | undefined): Config['bootstrapUser'] {

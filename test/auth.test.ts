@@ -1,26 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { userService } from '../src/users/user.service.js';
-import { DIALECTS } from './helpers/databases.js';
-import { basic, createTestApp, type TestApp } from './helpers/app.js';
+import { basic, createTestApp } from './helpers/app.js';
+import { describeEachDatabase } from './helpers/each-database.js';
 import { expectError } from './helpers/requests.js';
 
 const CHALLENGE = 'Basic realm="mixtape", charset="UTF-8"';
 
-for (const dialect of DIALECTS) {
-  describe(`authentication on ${dialect}`, () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp(dialect, {
-        MIXTAPE_AUTH_RECHECK_SECONDS: '0',
-        MIXTAPE_AUTH_MAX_FAILURES: '1000',
-        MIXTAPE_AUTH_MAX_FAILURES_PER_ADDRESS: '1000',
-        MIXTAPE_AUTH_MAX_FAILURES_PER_NAME: '1000',
-      });
-    });
-    afterAll(async () => {
-      await t.close();
-    });
-
+describeEachDatabase(
+  'authentication on %s',
+  {
+    MIXTAPE_AUTH_RECHECK_SECONDS: '0',
+    MIXTAPE_AUTH_MAX_FAILURES: '1000',
+    MIXTAPE_AUTH_MAX_FAILURES_PER_ADDRESS: '1000',
+    MIXTAPE_AUTH_MAX_FAILURES_PER_NAME: '1000',
+  },
+  (t, dialect) => {
     it('accepts the credential in security (with or without "Basic") and in Authorization', async () => {
       await userService(t.db).add('carol', 'pässwörd:with colon');
       const value = basic('carol', 'pässwörd:with colon');
@@ -88,6 +82,41 @@ for (const dialect of DIALECTS) {
         401,
       );
       expect(unknown.errormsg).toBe(wrong.errormsg);
+    });
+
+    it('signs in with a name in either Unicode form as the one user, and refuses invisible characters', async () => {
+      const [nfc, nfd] = ['ren\u00e9e', 'rene\u0301e'];
+      const users = userService(t.db);
+      expect(await users.add(nfd, 'right')).toBe(true);
+      expect(await users.add(nfc, 'other')).toBe(false);
+      expect((await users.list()).map((user) => user.name)).toContain(nfc);
+      expect((await users.list()).map((user) => user.name)).not.toContain(nfd);
+
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/v3/playlist',
+        headers: { security: basic(nfd, 'right') },
+        payload: { name: 'Either form', songIds: [1] },
+      });
+      expect(created.statusCode, created.body).toBe(200);
+      const listed = await t.app.inject({ url: '/v3/playlist', headers: { security: basic(nfc, 'right') } });
+      expect(listed.statusCode, listed.body).toBe(200);
+      expect(listed.json<{ name: string }[]>().map((p) => p.name)).toEqual(['Either form']);
+      expectError(await t.app.inject({ url: '/v3/playlist', headers: { security: basic(nfd, 'other') } }), 401);
+
+      for (const name of ['ren\u00e9e\u200b', '\u202erenée', 'ren\u2066\u00e9e']) {
+        const answer = await t.app.inject({ url: '/v3/playlist', headers: { security: basic(name, 'right') } });
+        expect(expectError(answer, 401).errormsg, JSON.stringify(name)).toMatch(
+          /^A user name may not contain control or format characters .*: it has U\+(200B|202E|2066) at character \d+\.$/,
+        );
+        expect(answer.headers['www-authenticate']).toBe(CHALLENGE);
+        await expect(users.add(name, 'right')).rejects.toThrow(/control or format characters/);
+        await expect(users.setPassword(name, 'right')).rejects.toThrow(/control or format characters/);
+        await expect(users.remove(name)).rejects.toThrow(/control or format characters/);
+      }
+      expect(await users.setPassword(nfd, 'changed')).toBe(true);
+      expect(await users.remove(nfd)).toBe(true);
+      expect((await users.list()).map((user) => user.name)).not.toContain(nfc);
     });
 
     it('refuses over-long user names and passwords with 401', async () => {
@@ -201,5 +230,5 @@ for (const dialect of DIALECTS) {
         await cors.close();
       }
     });
-  });
-}
+  },
+);

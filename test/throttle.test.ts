@@ -2,7 +2,7 @@ import { request, Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { basic, createTestApp } from './helpers/app.js';
-import { createTestDatabase, type TestDatabase } from './helpers/databases.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
 import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
 import { isErrorBody } from './helpers/traffic.js';
 
@@ -206,3 +206,62 @@ describe('trusted proxies', () => {
     }
   });
 });
+
+for (const dialect of DIALECTS) {
+  describe(`IPv6 clients counted by their /64 (${dialect})`, () => {
+    // Loopback cannot play several IPv6 clients, so a trusted proxy on loopback names them in X-Forwarded-For.
+    const settings = { MIXTAPE_TRUST_PROXY: 'loopback', MIXTAPE_AUTH_MAX_FAILURES: '3' };
+    let database: TestDatabase;
+    beforeAll(async () => {
+      database = await createTestDatabase(dialect);
+    });
+    afterAll(async () => {
+      await killAllServers();
+      await database.drop();
+    });
+
+    const signIn = (url: string, client: string, password: string) =>
+      getFrom(`${url}/v3/playlist`, '127.0.0.2', {
+        security: basic('bob', password),
+        'x-forwarded-for': client,
+      });
+
+    it('spends one budget for every address of a /64, and IPv4-mapped addresses as IPv4', async () => {
+      const server = await startServer({ databaseUrl: database.url, bootstrapUser: 'bob:right horse', env: settings });
+      try {
+        for (const client of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3']) {
+          expect((await signIn(server.url, client, `guess from ${client}`)).status, client).toBe(401);
+        }
+        const sameNetwork = await signIn(server.url, '2001:db8:1:2:abcd::9', 'one more guess');
+        expect(sameNetwork.status, sameNetwork.body).toBe(429);
+        expect(isErrorBody(sameNetwork.body)).toBe(true);
+        expect((await signIn(server.url, '2001:db8:1:3::1', 'one more guess')).status).toBe(401);
+
+        for (let i = 0; i < 3; i++)
+          expect((await signIn(server.url, '::ffff:192.0.2.7', `guess ${i}`)).status).toBe(401);
+        expect((await signIn(server.url, '192.0.2.7', 'one more guess')).status).toBe(429);
+        expect((await signIn(server.url, '192.0.2.8', 'one more guess')).status).toBe(401);
+
+        // bob signs in from another network meanwhile.
+        expect((await signIn(server.url, '2001:db8:1:3::1', 'right horse')).status).toBe(200);
+      } finally {
+        await server.stop();
+      }
+    });
+
+    it('with MIXTAPE_IPV6_PREFIX=128, counts each IPv6 address apart', async () => {
+      const server = await startServer({
+        databaseUrl: database.url,
+        env: { ...settings, MIXTAPE_IPV6_PREFIX: '128' },
+      });
+      try {
+        for (let i = 0; i < 3; i++)
+          expect((await signIn(server.url, '2001:db8:5:6::1', `guess ${i}`)).status).toBe(401);
+        expect((await signIn(server.url, '2001:db8:5:6::1', 'one more guess')).status).toBe(429);
+        expect((await signIn(server.url, '2001:db8:5:6::2', 'one more guess')).status).toBe(401);
+      } finally {
+        await server.stop();
+      }
+    });
+  });
+}

@@ -4,6 +4,7 @@ import { Bounded } from '../concurrency/bounded.js';
 import type { AuthConfig } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
+import { UserError, userName } from '../users/user-name.js';
 import { findUserById, findUserByName } from '../users/user.repository.js';
 import { readCredential } from './credential.js';
 import { HmacKey } from './hmac.js';
@@ -97,6 +98,7 @@ export class Authenticator {
         break;
     }
     const { credential } = result;
+    const name = this.userName(credential.name, address);
     const cacheKey = this.key.digest(credential.secret);
     const cached = this.verified.get(cacheKey);
     if (cached !== undefined && (await this.stillValid(cached))) {
@@ -107,7 +109,7 @@ export class Authenticator {
     // The same credential sent on several connections at once (a client starting up) is one attempt, checked once.
     let check = this.checking.get(cacheKey);
     if (check === undefined) {
-      check = this.signIn(credential.name, credential.password, address).finally(() => {
+      check = this.signIn(name, credential.password, address).finally(() => {
         this.checking.delete(cacheKey);
       });
       this.checking.set(cacheKey, check);
@@ -116,6 +118,20 @@ export class Authenticator {
     if (verified === undefined) throw unauthorized(WRONG);
     this.verified.set(cacheKey, verified);
     return { userId: verified.userId, name: verified.name, source: credential.source };
+  }
+
+  /**
+   * The name as users are stored (NFC), so that either form of `josé` signs in as the one user and spends one
+   * budget. A name that no user can have is counted as a failed attempt and answered with the rule it breaks.
+   */
+  private userName(given: string, address: string): string {
+    try {
+      return userName(given);
+    } catch (error) {
+      if (!(error instanceof UserError)) throw error;
+      this.throttle.finished(this.begin(given, address));
+      throw unauthorized(error.message);
+    }
   }
 
   /** One sign-in attempt: counted, then the password checked; the user, or undefined for a wrong credential. */

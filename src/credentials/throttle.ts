@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { clientKey } from '../http/client-address.js';
 
 /** Failed sign-in budgets, each over the same window. */
 export interface ThrottlePolicy {
@@ -9,12 +10,15 @@ export interface ThrottlePolicy {
   /** Failures of one name from every address together: distributed guessing. */
   readonly perName: number;
   readonly windowMs: number;
+  /** IPv6 addresses are counted by this many leading bits (see `clientKey`). */
+  readonly ipv6PrefixBits: number;
 }
 
 /** An attempt that has been counted as a failure until it is known to have succeeded. */
 export interface Attempt {
   readonly keys: readonly string[];
   readonly known: string;
+  /** The client key of the address. */
   readonly address: string;
 }
 
@@ -45,8 +49,9 @@ export class SignInThrottle {
   ) {}
 
   /** Counts the attempt, or returns the seconds to wait when a budget is spent. */
-  begin(name: string, address: string): Attempt | { readonly retryAfterSeconds: number } {
+  begin(name: string, clientAddress: string): Attempt | { readonly retryAfterSeconds: number } {
     const now = this.now();
+    const address = clientKey(clientAddress, this.policy.ipv6PrefixBits);
     // A burst of different names from one address must not fill the hash queue that every other client waits in.
     const inFlight = this.#inFlight.get(address) ?? 0;
     if (inFlight >= IN_FLIGHT_PER_ADDRESS) return { retryAfterSeconds: 1 };

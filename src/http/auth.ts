@@ -1,5 +1,6 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Caller, Authenticator } from '../credentials/authenticator.js';
+import { addVary } from './vary.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,8 +16,7 @@ declare module 'fastify' {
 export function authenticateHook(app: FastifyInstance, authenticator: Authenticator): onRequestHookHandler {
   app.decorateRequest('caller', null as unknown as Caller);
   return (request, reply, done) => {
-    const vary = reply.getHeader('vary');
-    reply.header('vary', vary === undefined ? 'security, Authorization' : `${String(vary)}, security, Authorization`);
+    addVary(reply, 'security', 'Authorization');
     const known = authenticator.cachedCaller(request.headers);
     if (known !== undefined) {
       request.caller = known;

@@ -21,10 +21,31 @@ function hasBody(request: FastifyRequest): boolean {
 }
 
 /**
+ * The media types a page on any site can send with the browser's credentials and no CORS preflight (an HTML form,
+ * or `fetch` in `no-cors` mode): the CORS-safelisted values of `Content-Type`.
+ */
+const CROSS_SITE_TYPES = new Set(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']);
+
+/**
+ * The one rule against cross-site request forgery (DESIGN.md section 3), for every route that takes a body: a body
+ * of a type a page on another site can send is taken only when the credential came in the `security` header, which
+ * browsers never send on their own. With `Authorization` (which a browser remembers after a 401) it is a 415.
+ */
+function refuseCrossSiteBody(request: FastifyRequest): ApiError | undefined {
+  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (!CROSS_SITE_TYPES.has(type) || request.headers.security !== undefined || !hasBody(request)) return undefined;
+  return new ApiError(
+    415,
+    `A body sent as ${type} is taken only with the credential in the security header, as a page on another site ` +
+      'can send that type; send the body with its own Content-Type (application/json, or a playlist file type).',
+  );
+}
+
+/**
  * JSON bodies, with the leniency the getting-started examples need: `curl -d` sends
  * `application/x-www-form-urlencoded`, so such a body, or `text/plain`, is read as JSON when the credential
- * came in the `security` header. Browsers never send that header on their own, so this opens no cross-site
- * request forgery; with `Authorization` only JSON media types are taken.
+ * came in the `security` header (`refuseCrossSiteBody` refuses it otherwise); with `Authorization` only JSON
+ * media types are taken.
  *
  * Bodies are read as bytes and decoded strictly as UTF-8, then handed to Fastify's own JSON parser (which keeps
  * its prototype-poisoning protection). An empty body is no body on a route that takes none (a generated client's
@@ -61,10 +82,6 @@ export function registerBodyParsers(app: FastifyInstance): void {
     ['text/plain', 'application/x-www-form-urlencoded'],
     { parseAs: 'buffer' },
     (request, body, done) => {
-      if (request.headers.security === undefined) {
-        done(new ApiError(415, 'The request body must be sent with Content-Type: application/json.'), undefined);
-        return;
-      }
       parseJson(
         request,
         body as Buffer,
@@ -75,6 +92,8 @@ export function registerBodyParsers(app: FastifyInstance): void {
   );
 
   app.addHook('preParsing', async (request, _reply, payload) => {
+    const crossSite = refuseCrossSiteBody(request);
+    if (crossSite !== undefined) throw crossSite;
     const encoding = request.headers['content-encoding'];
     if (encoding !== undefined && hasBody(request)) {
       const codings = encoding.split(',').map((coding) => coding.trim().toLowerCase());

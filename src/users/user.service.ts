@@ -1,23 +1,10 @@
 import type { Db } from '../db/database.js';
-import { NAME_MAX_LENGTH, PASSWORD_MAX_BYTES } from '../credentials/credential.js';
+import { PASSWORD_MAX_BYTES } from '../credentials/credential.js';
 import { hashPassword, verifyPassword } from '../credentials/password.js';
-import { characterCount } from '../search/search-text.js';
+import { UserError, userName } from './user-name.js';
 import * as users from './user.repository.js';
 
-/** A rule a user name or password breaks; the message says which. */
-export class UserError extends Error {
-  override name = 'UserError';
-}
-
-function checkName(name: string): void {
-  if (name.length === 0 || characterCount(name) > NAME_MAX_LENGTH) {
-    throw new UserError(`A user name must be 1 to ${NAME_MAX_LENGTH} characters.`);
-  }
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (name.includes(':') || /[\u0000-\u001f\u007f-\u009f\s]/u.test(name)) {
-    throw new UserError('A user name may not contain ":", spaces or control characters.');
-  }
-}
+export { UserError } from './user-name.js';
 
 function checkPassword(password: string): void {
   if (password.length === 0) throw new UserError('The password must not be empty.');
@@ -26,22 +13,26 @@ function checkPassword(password: string): void {
   }
 }
 
-/** The operator's user management, shared by the CLI and the bootstrap user at start. */
+/**
+ * The operator's user management, shared by the CLI and the bootstrap user at start. Every name given is read by
+ * `userName` (NFC; UserError for a name no user can have).
+ */
 export function userService(db: Db) {
   return {
     /** Creates the user; false when the name is already taken. */
     async add(name: string, password: string): Promise<boolean> {
-      checkName(name);
+      const stored = userName(name);
       checkPassword(password);
-      return (await users.insertUser(db.kysely, name, await hashPassword(password), Date.now())) !== undefined;
+      return (await users.insertUser(db.kysely, stored, await hashPassword(password), Date.now())) !== undefined;
     },
     async setPassword(name: string, password: string): Promise<boolean> {
+      const stored = userName(name);
       checkPassword(password);
-      return users.updatePasswordHash(db.kysely, name, await hashPassword(password));
+      return users.updatePasswordHash(db.kysely, stored, await hashPassword(password));
     },
     /** Removes the user and, with them, their playlists. */
-    remove(name: string): Promise<boolean> {
-      return users.deleteUser(db.kysely, name);
+    async remove(name: string): Promise<boolean> {
+      return users.deleteUser(db.kysely, userName(name));
     },
     list() {
       return users.listUsers(db.kysely);
@@ -51,7 +42,7 @@ export function userService(db: Db) {
     },
     /** Whether the user's password is this one; undefined when there is no such user. */
     async hasPassword(name: string, password: string): Promise<boolean | undefined> {
-      const user = await users.findUserByName(db.kysely, name);
+      const user = await users.findUserByName(db.kysely, userName(name));
       return user === undefined ? undefined : verifyPassword(password, user.password_hash);
     },
   };
