@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { createTestApp } from './helpers/app.js';
+import { useTestApp } from './helpers/each-database.js';
 import { createPlaylist, expectError } from './helpers/requests.js';
 
 const PAGE = 'https://app.example';
@@ -27,16 +28,8 @@ const documented = JSON.parse(readFileSync(new URL('../docs/openapi.json', impor
 };
 
 describe('CORS with MIXTAPE_CORS_ORIGINS set', () => {
-  let t: TestApp;
-  let plain: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp('sqlite', { MIXTAPE_CORS_ORIGINS: PAGE, MIXTAPE_RATE_LIMIT: '1000' });
-    plain = await createTestApp('sqlite');
-  });
-  afterAll(async () => {
-    await t.close();
-    await plain.close();
-  });
+  const t = useTestApp('sqlite', { MIXTAPE_CORS_ORIGINS: PAGE, MIXTAPE_RATE_LIMIT: '1000' });
+  const plain = useTestApp('sqlite');
 
   const preflight = (url: string, method: string, origin = PAGE) =>
     t.app.inject({
@@ -45,7 +38,7 @@ describe('CORS with MIXTAPE_CORS_ORIGINS set', () => {
       headers: {
         origin,
         'access-control-request-method': method,
-        'access-control-request-headers': 'security, content-type, if-none-match, x-request-id',
+        'access-control-request-headers': 'security, content-type, if-none-match, if-match, x-request-id',
       },
     });
 
@@ -53,7 +46,7 @@ describe('CORS with MIXTAPE_CORS_ORIGINS set', () => {
     const operations = Object.entries(documented.paths).flatMap(([path, item]) =>
       Object.keys(item).map((method) => ({ url: path.replace(/\{[^}]+\}/g, '1'), method: method.toUpperCase() })),
     );
-    expect(operations.map((o) => o.method)).toEqual(expect.arrayContaining(['GET', 'POST', 'DELETE']));
+    expect(operations.map((o) => o.method)).toEqual(expect.arrayContaining(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']));
     for (const { url, method } of [...operations, { url: '/v3/playlist', method: 'HEAD' }]) {
       const answer = await preflight(url, method);
       const where = `${method} ${url}`;
@@ -61,7 +54,14 @@ describe('CORS with MIXTAPE_CORS_ORIGINS set', () => {
       expect(answer.headers['access-control-allow-origin'], where).toBe(PAGE);
       expect(listOf(answer.headers['access-control-allow-methods']), where).toContain(method.toLowerCase());
       expect(listOf(answer.headers['access-control-allow-headers']), where).toEqual(
-        expect.arrayContaining(['security', 'authorization', 'content-type', 'if-none-match', 'x-request-id']),
+        expect.arrayContaining([
+          'security',
+          'authorization',
+          'content-type',
+          'if-none-match',
+          'if-match',
+          'x-request-id',
+        ]),
       );
       expect(Number(answer.headers['access-control-max-age']), where).toBeGreaterThan(0);
     }
@@ -82,6 +82,24 @@ describe('CORS with MIXTAPE_CORS_ORIGINS set', () => {
       ['songs', await t.app.inject({ url: '/v3/song?limit=2', headers })],
       ['unauthenticated', await t.app.inject({ url: '/v3/playlist', headers: { origin: PAGE } })],
       ['not allowed', await t.app.inject({ method: 'PUT', url: '/v3/playlist', headers, payload: {} })],
+      [
+        'edit',
+        await t.app.inject({
+          method: 'PATCH',
+          url: `/v3/playlist/${playlist.id}`,
+          headers: { ...headers, 'content-type': 'application/merge-patch+json' },
+          payload: { name: 'Renamed' },
+        }),
+      ],
+      [
+        'patch of another type',
+        await t.app.inject({
+          method: 'PATCH',
+          url: `/v3/playlist/${playlist.id}`,
+          headers: { ...headers, 'content-type': 'application/xml' },
+          payload: '<name/>',
+        }),
+      ],
     ];
     const seen = new Set<string>();
     for (const [what, answer] of answers) {
@@ -95,7 +113,15 @@ describe('CORS with MIXTAPE_CORS_ORIGINS set', () => {
     }
     // The headers the issue names are among those actually answered, so the loop above checked them.
     expect([...seen]).toEqual(
-      expect.arrayContaining(['etag', 'location', 'x-total-count', 'link', 'www-authenticate', 'allow']),
+      expect.arrayContaining([
+        'etag',
+        'location',
+        'x-total-count',
+        'link',
+        'www-authenticate',
+        'allow',
+        'accept-patch',
+      ]),
     );
     expect([...seen]).toEqual(expect.arrayContaining(['x-ratelimit-limit', 'x-ratelimit-remaining']));
   });

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { formatDocument, openApiDocument } from '../scripts/openapi-document.js';
-import { basic, createTestApp, type TestApp } from './helpers/app.js';
-import { DIALECTS } from './helpers/databases.js';
+import { basic, type TestApp } from './helpers/app.js';
+import { describeEachDatabase, useTestApp } from './helpers/each-database.js';
 import { expectError } from './helpers/requests.js';
 
 interface SchemaDoc {
@@ -98,9 +98,9 @@ describe('docs/openapi.json', () => {
     expect(fromCode, 'docs/openapi.json is out of date: run `npm run openapi`').toBe(committedText);
   });
 
-  it('is OpenAPI 3.1 for API version 1.2.0', () => {
+  it('is OpenAPI 3.1 for API version 1.3.0', () => {
     expect(committed.openapi).toMatch(/^3\.1\.\d+$/);
-    expect(committed.info.version).toBe('1.2.0');
+    expect(committed.info.version).toBe('1.3.0');
   });
 
   it('has the paths of the API and the operationIds of musicapi.yaml on the singular ones', () => {
@@ -338,209 +338,191 @@ describe('the document validator', () => {
   });
 });
 
-for (const dialect of DIALECTS) {
-  describe(`answers that match the document (${dialect})`, () => {
-    let t: TestApp;
-    let security: string;
-    const songIds = [3, 1, 4, 1, 5];
-
-    beforeAll(async () => {
-      t = await createTestApp(dialect);
-      security = await t.addUser();
-    });
-    afterAll(async () => {
-      await t.close();
-    });
-
-    it('create, list, get and delete', async () => {
-      const headers = { security };
-      const created = await conforming(t, 'post', '/v3/playlist', {
-        url: '/v3/playlist',
-        headers,
-        payload: { name: 'Road trip', songIds },
-      });
-      expect(created.statusCode).toBe(200);
-      const playlist = created.json<{ id: number; name: string; songs: { id: number }[] }>();
-      expect(playlist.name).toBe('Road trip');
-      expect(playlist.songs.map((s) => s.id)).toEqual(songIds);
-      expect(created.headers.location).toBe(`/v3/playlist/${playlist.id}`);
-
-      const other = await conforming(t, 'post', '/v3/playlists', {
-        url: '/v3/playlists',
-        headers,
-        payload: { name: 'Empty', songIds: [] },
-      });
-      expect(other.statusCode).toBe(200);
-
-      const page = await conforming(t, 'get', '/v3/playlist', { url: '/v3/playlist?limit=1&offset=0', headers });
-      expect(page.statusCode).toBe(200);
-      expect(page.json()).toEqual([playlist]);
-      expect(page.headers['x-total-count']).toBe('2');
-      expect(page.headers.link).toContain('rel="next"');
-
-      const defaults = await conforming(t, 'get', '/v3/playlists', { url: '/v3/playlists', headers });
-      expect(defaults.statusCode).toBe(200);
-      expect(defaults.json<unknown[]>()).toHaveLength(2);
-
-      const found = await conforming(t, 'get', '/v3/playlist', { url: '/v3/playlist?search=road', headers });
-      expect(found.json()).toEqual([playlist]);
-
-      const one = await conforming(t, 'get', '/v3/playlist/{playlist-id}', {
-        url: `/v3/playlist/${playlist.id}`,
-        headers,
-      });
-      expect(one.statusCode).toBe(200);
-      expect(one.json()).toEqual(playlist);
-
-      const deleted = await conforming(t, 'delete', '/v3/playlist/{playlist-id}', {
-        url: `/v3/playlist/${playlist.id}`,
-        headers,
-      });
-      expect(deleted.statusCode).toBe(200);
-
-      for (const method of ['get', 'delete'] as const) {
-        const gone = await conforming(t, method, '/v3/playlists/{playlist-id}', {
-          url: `/v3/playlists/${playlist.id}`,
-          headers,
-        });
-        expect(gone.statusCode).toBe(410);
-      }
-    });
-
-    it('playlist files: export in each format, import, and their failures', async () => {
-      const headers = { security };
-      const one = '/v3/playlist/{playlist-id}';
-      const created = await conforming(t, 'post', '/v3/playlist', {
-        url: '/v3/playlist',
-        headers,
-        payload: { name: 'Files', songIds },
-      });
-      const url = `/v3/playlist/${created.json<{ id: number }>().id}`;
-      const types = ['application/xspf+xml', 'application/jspf+json', 'audio/mpegurl', 'audio/x-mpegurl'];
-      for (const accept of [...types, 'application/vnd.apple.mpegurl']) {
-        const file = await conforming(t, 'get', one, { url, headers: { ...headers, accept } });
-        expect(file.statusCode, accept).toBe(200);
-        const etag = String(file.headers.etag);
-        const again = await conforming(t, 'get', one, { url, headers: { ...headers, accept, 'if-none-match': etag } });
-        expect(again.statusCode).toBe(304);
-      }
-      for (const format of ['xspf', 'jspf', 'm3u8', 'json']) {
-        const file = await conforming(t, 'get', '/v3/playlists/{playlist-id}', {
-          url: `/v3/playlists/${created.json<{ id: number }>().id}?format=${format}`,
-          headers,
-        });
-        expect(file.headers['content-disposition']).toBe(`attachment; filename="Files.${format}"`);
-      }
-      expect((await conforming(t, 'get', one, { url: `${url}?format=wav`, headers })).statusCode).toBe(400);
-      const refused = await conforming(t, 'get', one, { url, headers: { ...headers, accept: 'image/png' } });
-      expect(refused.statusCode).toBe(406);
-
-      const m3u8 = (await t.app.inject({ method: 'GET', url: `${url}?format=m3u8`, headers })).body;
-      const upload = (type: string, payload: string, query = '') => ({
-        url: `/v3/playlist/import${query}`,
-        headers: { security, 'content-type': type },
-        payload,
-      });
-      const imported = await conforming(t, 'post', '/v3/playlist/import', upload('audio/mpegurl', m3u8));
-      expect(imported.statusCode).toBe(200);
-      expect(imported.json<{ playlist: { songs: { id: number }[] } }>().playlist.songs.map((s) => s.id)).toEqual(
-        songIds,
-      );
-      const partly = `${m3u8}#EXTINF:1,Nobody - Nothing\nnowhere.mp3\n`;
-      const report = await conforming(t, 'post', '/v3/playlists/import', { ...upload('text/plain', partly) });
-      expect(report.json<{ unmatched: unknown[] }>().unmatched).toEqual([
-        { position: 6, title: 'Nothing', artist: 'Nobody', identifier: 'nowhere.mp3' },
-      ]);
-      const status = async (request: InjectRequest) =>
-        (await conforming(t, 'post', '/v3/playlist/import', request)).statusCode;
-      expect(await status(upload('audio/mpegurl', partly, '?unmatched=fail'))).toBe(422);
-      expect(await status(upload('application/xspf+xml', '<!DOCTYPE x><playlist/>'))).toBe(400);
-      expect(await status(upload('application/json', '{}'))).toBe(415);
-      expect(await status(upload('audio/mpegurl', `#EXTM3U\n#PLAYLIST:${'x'.repeat(70_000)}`))).toBe(413);
-      expect(await status({ ...upload('audio/mpegurl', m3u8), headers: { 'content-type': 'audio/mpegurl' } })).toBe(
-        401,
-      );
-    });
-
-    it('failures', async () => {
-      const headers = { security };
-      const expectStatus = async (status: number, method: Method, path: string, request: InjectRequest) => {
-        const response = await conforming(t, method, path, request);
-        expect(response.statusCode, `${method} ${request.url}`).toBe(status);
-        return response;
-      };
-
-      const anonymous = await expectStatus(401, 'get', '/v3/playlist', { url: '/v3/playlist' });
-      expect(anonymous.headers['www-authenticate']).toMatch(/^Basic realm="mixtape"/);
-      await expectStatus(401, 'post', '/v3/playlist', {
-        url: '/v3/playlist',
-        headers: { authorization: basic('nobody', 'wrong') },
-        payload: { name: 'x', songIds: [] },
-      });
-
-      await expectStatus(404, 'get', '/v3/playlist/{playlist-id}', { url: '/v3/playlist/999999', headers });
-      await expectStatus(404, 'delete', '/v3/playlist/{playlist-id}', { url: '/v3/playlist/999999', headers });
-      await expectStatus(400, 'get', '/v3/playlist/{playlist-id}', { url: '/v3/playlist/abc', headers });
-      await expectStatus(400, 'get', '/v3/playlist/{playlist-id}', { url: '/v3/playlist/0', headers });
-      await expectStatus(400, 'get', '/v3/playlist', { url: '/v3/playlist?limit=101', headers });
-      await expectStatus(400, 'get', '/v3/playlist', { url: '/v3/playlist?offset=-1', headers });
-      await expectStatus(400, 'get', '/v3/playlist', { url: `/v3/playlist?search=${'a'.repeat(201)}`, headers });
-
-      const post = (payload: object | string) => ({
-        url: '/v3/playlist',
-        headers: { security, 'content-type': 'application/json' },
-        payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
-      });
-      await expectStatus(400, 'post', '/v3/playlist', post({ name: '', songIds: [] }));
-      await expectStatus(400, 'post', '/v3/playlist', post({ name: 'n'.repeat(201), songIds: [] }));
-      await expectStatus(400, 'post', '/v3/playlist', post({ name: 'x', songIds: Array<number>(1001).fill(1) }));
-      await expectStatus(400, 'post', '/v3/playlist', post({ name: 'x', songIds: [0] }));
-      await expectStatus(400, 'post', '/v3/playlist', post({ songIds: [] }));
-      await expectStatus(400, 'post', '/v3/playlist', post('{"name":'));
-      const unknown = await expectStatus(422, 'post', '/v3/playlist', post({ name: 'x', songIds: [1, 987654] }));
-      expect(unknown.json<{ errormsg: string }>().errormsg).toContain('987654');
-      await expectStatus(415, 'post', '/v3/playlist', {
-        url: '/v3/playlist',
-        headers: { authorization: security, 'content-type': 'text/plain' },
-        payload: '{"name":"x","songIds":[]}',
-      });
-      await expectStatus(413, 'post', '/v3/playlist', post({ name: 'x'.repeat(70_000), songIds: [] }));
-
-      const songs = await expectStatus(200, 'get', '/v3/song', { url: '/v3/song?limit=3&search=', headers });
-      expect(songs.json<unknown[]>()).toHaveLength(3);
-      await expectStatus(200, 'get', '/v3/song/{song-id}', { url: '/v3/song/1', headers });
-      await expectStatus(404, 'get', '/v3/song/{song-id}', { url: '/v3/song/987654', headers });
-      await expectStatus(400, 'get', '/v3/song/{song-id}', { url: '/v3/song/-1', headers });
-
-      const image = '/v3/playlist/{playlist-id}/image';
-      const mine = await expectStatus(200, 'post', '/v3/playlist', post({ name: 'Cover', songIds: [1, 2] }));
-      const coverUrl = `/v3/playlist/${mine.json<{ id: number }>().id}/image`;
-      const cover = await expectStatus(200, 'get', image, { url: coverUrl, headers });
-      for (const accept of ['image/jpeg', 'image/svg+xml']) {
-        await expectStatus(200, 'get', image, { url: coverUrl, headers: { ...headers, accept } });
-      }
-      const etag = String(cover.headers.etag);
-      await expectStatus(304, 'get', image, { url: coverUrl, headers: { ...headers, 'if-none-match': etag } });
-      await expectStatus(400, 'get', image, { url: `${coverUrl}?size=63`, headers });
-      await expectStatus(401, 'get', image, { url: coverUrl });
-      await expectStatus(404, 'get', image, { url: '/v3/playlist/999999/image', headers });
-
-      await expectStatus(200, 'get', '/healthz', { url: '/healthz' });
-      await expectStatus(200, 'get', '/readyz', { url: '/readyz' });
-      await expectStatus(200, 'get', '/metrics', { url: '/metrics' });
-    });
-  });
-}
-
-describe('answers under configured limits match the document', () => {
-  let t: TestApp;
+describeEachDatabase('answers that match the document (%s)', (t) => {
+  let security: string;
+  const songIds = [3, 1, 4, 1, 5];
 
   beforeAll(async () => {
-    t = await createTestApp('sqlite', { MIXTAPE_PLAYLISTS_PER_USER: '1', MIXTAPE_AUTH_MAX_FAILURES: '1' });
+    security = await t.addUser();
   });
-  afterAll(async () => {
-    await t.close();
+
+  it('create, list, get and delete', async () => {
+    const headers = { security };
+    const created = await conforming(t, 'post', '/v3/playlist', {
+      url: '/v3/playlist',
+      headers,
+      payload: { name: 'Road trip', songIds },
+    });
+    expect(created.statusCode).toBe(200);
+    const playlist = created.json<{ id: number; name: string; songs: { id: number }[] }>();
+    expect(playlist.name).toBe('Road trip');
+    expect(playlist.songs.map((s) => s.id)).toEqual(songIds);
+    expect(created.headers.location).toBe(`/v3/playlist/${playlist.id}`);
+
+    const other = await conforming(t, 'post', '/v3/playlists', {
+      url: '/v3/playlists',
+      headers,
+      payload: { name: 'Empty', songIds: [] },
+    });
+    expect(other.statusCode).toBe(200);
+
+    const page = await conforming(t, 'get', '/v3/playlist', { url: '/v3/playlist?limit=1&offset=0', headers });
+    expect(page.statusCode).toBe(200);
+    expect(page.json()).toEqual([playlist]);
+    expect(page.headers['x-total-count']).toBe('2');
+    expect(page.headers.link).toContain('rel="next"');
+
+    const defaults = await conforming(t, 'get', '/v3/playlists', { url: '/v3/playlists', headers });
+    expect(defaults.statusCode).toBe(200);
+    expect(defaults.json<unknown[]>()).toHaveLength(2);
+
+    const found = await conforming(t, 'get', '/v3/playlist', { url: '/v3/playlist?search=road', headers });
+    expect(found.json()).toEqual([playlist]);
+
+    const one = await conforming(t, 'get', '/v3/playlist/{playlist-id}', {
+      url: `/v3/playlist/${playlist.id}`,
+      headers,
+    });
+    expect(one.statusCode).toBe(200);
+    expect(one.json()).toEqual(playlist);
+
+    const deleted = await conforming(t, 'delete', '/v3/playlist/{playlist-id}', {
+      url: `/v3/playlist/${playlist.id}`,
+      headers,
+    });
+    expect(deleted.statusCode).toBe(200);
+
+    for (const method of ['get', 'delete'] as const) {
+      const gone = await conforming(t, method, '/v3/playlists/{playlist-id}', {
+        url: `/v3/playlists/${playlist.id}`,
+        headers,
+      });
+      expect(gone.statusCode).toBe(410);
+    }
   });
+
+  it('playlist files: export in each format, import, and their failures', async () => {
+    const headers = { security };
+    const one = '/v3/playlist/{playlist-id}';
+    const created = await conforming(t, 'post', '/v3/playlist', {
+      url: '/v3/playlist',
+      headers,
+      payload: { name: 'Files', songIds },
+    });
+    const url = `/v3/playlist/${created.json<{ id: number }>().id}`;
+    const types = ['application/xspf+xml', 'application/jspf+json', 'audio/mpegurl', 'audio/x-mpegurl'];
+    for (const accept of [...types, 'application/vnd.apple.mpegurl']) {
+      const file = await conforming(t, 'get', one, { url, headers: { ...headers, accept } });
+      expect(file.statusCode, accept).toBe(200);
+      const etag = String(file.headers.etag);
+      const again = await conforming(t, 'get', one, { url, headers: { ...headers, accept, 'if-none-match': etag } });
+      expect(again.statusCode).toBe(304);
+    }
+    for (const format of ['xspf', 'jspf', 'm3u8', 'json']) {
+      const file = await conforming(t, 'get', '/v3/playlists/{playlist-id}', {
+        url: `/v3/playlists/${created.json<{ id: number }>().id}?format=${format}`,
+        headers,
+      });
+      expect(file.headers['content-disposition']).toBe(`attachment; filename="Files.${format}"`);
+    }
+    expect((await conforming(t, 'get', one, { url: `${url}?format=wav`, headers })).statusCode).toBe(400);
+    const refused = await conforming(t, 'get', one, { url, headers: { ...headers, accept: 'image/png' } });
+    expect(refused.statusCode).toBe(406);
+
+    const m3u8 = (await t.app.inject({ method: 'GET', url: `${url}?format=m3u8`, headers })).body;
+    const upload = (type: string, payload: string, query = '') => ({
+      url: `/v3/playlist/import${query}`,
+      headers: { security, 'content-type': type },
+      payload,
+    });
+    const imported = await conforming(t, 'post', '/v3/playlist/import', upload('audio/mpegurl', m3u8));
+    expect(imported.statusCode).toBe(200);
+    expect(imported.json<{ playlist: { songs: { id: number }[] } }>().playlist.songs.map((s) => s.id)).toEqual(songIds);
+    const partly = `${m3u8}#EXTINF:1,Nobody - Nothing\nnowhere.mp3\n`;
+    const report = await conforming(t, 'post', '/v3/playlists/import', { ...upload('text/plain', partly) });
+    expect(report.json<{ unmatched: unknown[] }>().unmatched).toEqual([
+      { position: 6, title: 'Nothing', artist: 'Nobody', identifier: 'nowhere.mp3' },
+    ]);
+    const status = async (request: InjectRequest) =>
+      (await conforming(t, 'post', '/v3/playlist/import', request)).statusCode;
+    expect(await status(upload('audio/mpegurl', partly, '?unmatched=fail'))).toBe(422);
+    expect(await status(upload('application/xspf+xml', '<!DOCTYPE x><playlist/>'))).toBe(400);
+    expect(await status(upload('application/json', '{}'))).toBe(415);
+    expect(await status(upload('audio/mpegurl', `#EXTM3U\n#PLAYLIST:${'x'.repeat(70_000)}`))).toBe(413);
+    expect(await status({ ...upload('audio/mpegurl', m3u8), headers: { 'content-type': 'audio/mpegurl' } })).toBe(401);
+  });
+
+  it('failures', async () => {
+    const headers = { security };
+    const expectStatus = async (status: number, method: Method, path: string, request: InjectRequest) => {
+      const response = await conforming(t, method, path, request);
+      expect(response.statusCode, `${method} ${request.url}`).toBe(status);
+      return response;
+    };
+
+    const anonymous = await expectStatus(401, 'get', '/v3/playlist', { url: '/v3/playlist' });
+    expect(anonymous.headers['www-authenticate']).toMatch(/^Basic realm="mixtape"/);
+    await expectStatus(401, 'post', '/v3/playlist', {
+      url: '/v3/playlist',
+      headers: { authorization: basic('nobody', 'wrong') },
+      payload: { name: 'x', songIds: [] },
+    });
+
+    await expectStatus(404, 'get', '/v3/playlist/{playlist-id}', { url: '/v3/playlist/999999', headers });
+    await expectStatus(404, 'delete', '/v3/playlist/{playlist-id}', { url: '/v3/playlist/999999', headers });
+    await expectStatus(400, 'get', '/v3/playlist/{playlist-id}', { url: '/v3/playlist/abc', headers });
+    await expectStatus(400, 'get', '/v3/playlist/{playlist-id}', { url: '/v3/playlist/0', headers });
+    await expectStatus(400, 'get', '/v3/playlist', { url: '/v3/playlist?limit=101', headers });
+    await expectStatus(400, 'get', '/v3/playlist', { url: '/v3/playlist?offset=-1', headers });
+    await expectStatus(400, 'get', '/v3/playlist', { url: `/v3/playlist?search=${'a'.repeat(201)}`, headers });
+
+    const post = (payload: object | string) => ({
+      url: '/v3/playlist',
+      headers: { security, 'content-type': 'application/json' },
+      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+    });
+    await expectStatus(400, 'post', '/v3/playlist', post({ name: '', songIds: [] }));
+    await expectStatus(400, 'post', '/v3/playlist', post({ name: 'n'.repeat(201), songIds: [] }));
+    await expectStatus(400, 'post', '/v3/playlist', post({ name: 'x', songIds: Array<number>(1001).fill(1) }));
+    await expectStatus(400, 'post', '/v3/playlist', post({ name: 'x', songIds: [0] }));
+    await expectStatus(400, 'post', '/v3/playlist', post({ songIds: [] }));
+    await expectStatus(400, 'post', '/v3/playlist', post('{"name":'));
+    const unknown = await expectStatus(422, 'post', '/v3/playlist', post({ name: 'x', songIds: [1, 987654] }));
+    expect(unknown.json<{ errormsg: string }>().errormsg).toContain('987654');
+    await expectStatus(415, 'post', '/v3/playlist', {
+      url: '/v3/playlist',
+      headers: { authorization: security, 'content-type': 'text/plain' },
+      payload: '{"name":"x","songIds":[]}',
+    });
+    await expectStatus(413, 'post', '/v3/playlist', post({ name: 'x'.repeat(70_000), songIds: [] }));
+
+    const songs = await expectStatus(200, 'get', '/v3/song', { url: '/v3/song?limit=3&search=', headers });
+    expect(songs.json<unknown[]>()).toHaveLength(3);
+    await expectStatus(200, 'get', '/v3/song/{song-id}', { url: '/v3/song/1', headers });
+    await expectStatus(404, 'get', '/v3/song/{song-id}', { url: '/v3/song/987654', headers });
+    await expectStatus(400, 'get', '/v3/song/{song-id}', { url: '/v3/song/-1', headers });
+
+    const image = '/v3/playlist/{playlist-id}/image';
+    const mine = await expectStatus(200, 'post', '/v3/playlist', post({ name: 'Cover', songIds: [1, 2] }));
+    const coverUrl = `/v3/playlist/${mine.json<{ id: number }>().id}/image`;
+    const cover = await expectStatus(200, 'get', image, { url: coverUrl, headers });
+    for (const accept of ['image/jpeg', 'image/svg+xml']) {
+      await expectStatus(200, 'get', image, { url: coverUrl, headers: { ...headers, accept } });
+    }
+    const etag = String(cover.headers.etag);
+    await expectStatus(304, 'get', image, { url: coverUrl, headers: { ...headers, 'if-none-match': etag } });
+    await expectStatus(400, 'get', image, { url: `${coverUrl}?size=63`, headers });
+    await expectStatus(401, 'get', image, { url: coverUrl });
+    await expectStatus(404, 'get', image, { url: '/v3/playlist/999999/image', headers });
+
+    await expectStatus(200, 'get', '/healthz', { url: '/healthz' });
+    await expectStatus(200, 'get', '/readyz', { url: '/readyz' });
+    await expectStatus(200, 'get', '/metrics', { url: '/metrics' });
+  });
+});
+
+describe('answers under configured limits match the document', () => {
+  const t = useTestApp('sqlite', { MIXTAPE_PLAYLISTS_PER_USER: '1', MIXTAPE_AUTH_MAX_FAILURES: '1' });
 
   it('409 on the quota, 429 when throttled, 503 when shutting down', async () => {
     const security = await t.addUser();
@@ -573,14 +555,7 @@ describe('answers under configured limits match the document', () => {
 });
 
 describe('served by the app', () => {
-  let t: TestApp;
-
-  beforeAll(async () => {
-    t = await createTestApp('sqlite');
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp('sqlite');
 
   it('GET /v3/openapi.json answers the committed document', async () => {
     const response = await t.app.inject({ url: '/v3/openapi.json' });

@@ -1,10 +1,12 @@
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';
 import * as initial from './migrations/2026-11-20-initial.js';
 import * as serviceProbe from './migrations/2026-11-23-service-probe.js';
 import * as serving from './migrations/2026-11-24-serving.js';
 import * as songTitles from './migrations/2026-11-25-song-titles.js';
+import * as playlistVersions from './migrations/2026-11-27-playlist-versions.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -12,6 +14,7 @@ const MIGRATIONS = {
   '2026-11-23-service-probe': serviceProbe,
   '2026-11-24-serving': serving,
   '2026-11-25-song-titles': songTitles,
+  '2026-11-27-playlist-versions': playlistVersions,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

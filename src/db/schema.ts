@@ -38,6 +38,8 @@ export interface PlaylistTable {
   owner_id: number;
   name: string;
   created_at: number;
+  /** 1 when created, counted up by each edit; a bigint on PostgreSQL, read with Number(). */
+  version: ColumnType<number | string, number | undefined, number>;
 }
 
 export interface PlaylistSongTable {
@@ -65,7 +67,7 @@ export interface CatalogVersionTable {
   version: number;
 }
 
-/** Deleted playlist ids in the order of their deletes (the last 10 000). */
+/** Deleted and edited playlist ids in the order of those changes (the last 10 000). */
 export interface PlaylistChangeTable {
   seq: Generated<number>;
   playlist_id: number;

@@ -2,10 +2,17 @@ import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 /** Every method the API has; a new one must be added here or browsers cannot call it from another origin. */
-export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'DELETE'] as const;
+export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-/** Request headers a page may set: the credential, the JSON body, revalidation and the request id. */
-export const CORS_ALLOWED_HEADERS = ['security', 'authorization', 'content-type', 'if-none-match', 'x-request-id'];
+/** Request headers a page may set: the credential, the JSON body, revalidation, conditional edits and the request id. */
+export const CORS_ALLOWED_HEADERS = [
+  'security',
+  'authorization',
+  'content-type',
+  'if-none-match',
+  'if-match',
+  'x-request-id',
+];
 
 /** Answer headers a page may read beyond the always readable ones (`Content-Type`, `Cache-Control`…). */
 export const CORS_EXPOSED_HEADERS = [
@@ -17,6 +24,7 @@ export const CORS_EXPOSED_HEADERS = [
   'retry-after',
   'www-authenticate',
   'allow',
+  'accept-patch',
   'x-request-id',
   'x-ratelimit-limit',
   'x-ratelimit-remaining',

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { isDatabaseUnavailable } from '../db/faults.js';
 import { ApiError, errorBody, newEntry } from './errors.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
@@ -65,7 +65,17 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     .send(errorBody(error.message, entry));
 }
 
-/** One error handler and one not-found handler for the whole app, framework errors included. */
+/** Fastify's `frameworkErrors`: errors raised before routing (a malformed %-escape, an over-long path parameter). */
+export function frameworkErrors(bodyLimit: number): FastifyServerOptions['frameworkErrors'] {
+  return (error, request, reply) => {
+    void sendError(request, reply, toApiError(error, bodyLimit));
+  };
+}
+
+/**
+ * One error handler and one not-found handler for the whole app, framework errors included. Register it before the
+ * routes: the 405 answers' `Allow` comes from a table of the routes, filled as each is added.
+ */
 export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (route) => {

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { registerDocsPage } from './docs-page.js';
 import { ALIAS_TAG } from './responses.js';
 
-/** The API's own version (semantic versioning); 1.2.0 added the song catalog. */
-export const API_VERSION = '1.2.0';
+/** The API's own version (semantic versioning); 1.2.0 added the song catalog, 1.3.0 editing. */
+export const API_VERSION = '1.3.0';
 
 const DESCRIPTION = `Mixtape manages song playlists over HTTP with JSON bodies.
 
@@ -25,6 +25,10 @@ answers 405 with \`Allow\`, CORS or not.`;
 
 /** Turns route parameters into the names of the original description: `playlistId` → `playlist-id`. */
 const kebab = (name: string): string => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** A route's URL as the document writes it: `/v3/playlist/:playlistId` → `/v3/playlist/{playlist-id}`. */
+export const documentedPath = (url: string): string =>
+  url.replace(/:(\w+)/g, (_match, name: string) => `{${kebab(name)}}`);
 
 type OpenApiDocument = Record<string, unknown> & { paths?: Record<string, Record<string, unknown>> };
 interface Parameter {

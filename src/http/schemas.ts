@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 
 /** Request schemas shared by the features. */
@@ -25,8 +25,4 @@ export function pageQuerySchema(limits: Limits, searchDescription: string) {
     search: Type.Optional(Type.String({ maxLength: limits.searchMaxLength, description: searchDescription })),
   });
 }
-export interface PageQuery {
-  limit: number;
-  offset: number;
-  search?: string | undefined;
-}
+export type PageQuery = Static<ReturnType<typeof pageQuerySchema>>;

@@ -1,0 +1,91 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv';
+import type { Limits } from '../config.js';
+import { ApiError } from '../http/errors.js';
+import { createValidatorCompiler, formatValidationError } from '../http/validation.js';
+import { newPlaylistSchema } from './playlist.schemas.js';
+
+/**
+ * What an edit may carry, taken from create's own schema (`newPlaylist`) and checked by the validator the routes
+ * use, so that a name or a song id an edit refuses is one that create refuses, with the same sentence. The songs
+ * limit is not among them: an edit over it is a 409 (see `checkSongCount`), where create's body is a 400.
+ */
+export function editSchemas(limits: Limits) {
+  const { name, songIds } = newPlaylistSchema(limits).properties;
+  const songId = songIds.items;
+  const song = Type.Object({ id: songId }, { additionalProperties: false, description: 'A song: `{"id": N}`' });
+  return {
+    name,
+    songId,
+    song,
+    songs: Type.Array(song),
+    mergePatch: Type.Object(
+      {
+        name: Type.Optional(name),
+        songIds: Type.Optional(Type.Array(songId, { description: songIds.description })),
+      },
+      { description: 'A partial `newPlaylist` (RFC 7396): the members sent replace those of the playlist' },
+    ),
+    insertSongs: Type.Object({
+      songIds: Type.Array(songId, { description: 'Ids of the songs to insert, in this order; repeats are allowed' }),
+      position: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: Number.MAX_SAFE_INTEGER,
+          description: 'Insert before the song at this index (0-based); default: after the last song',
+        }),
+      ),
+    }),
+  };
+}
+
+/** Checks a value against a schema; the answer is undefined or create's sentence for the first problem. */
+export type Check = (data: unknown) => string | undefined;
+
+export interface EditChecks {
+  /** `{"value": …}` for each kind of place in the playlist document, so a message names the operation's member. */
+  readonly value: { readonly [K in 'name' | 'songId' | 'song' | 'songs']: Check };
+  readonly mergePatch: Check;
+  readonly insertSongs: Check;
+}
+
+const compile = createValidatorCompiler([]);
+
+function check(schema: TSchema): Check {
+  const validate = compile({ schema, method: 'PATCH', url: '/', httpPart: 'body' }) as ValidateFunction;
+  return (data) => (validate(data) ? undefined : formatValidationError(validate.errors ?? [], 'body').message);
+}
+
+// Keyed by the one limit the schemas read: a process has one set of limits, tests a few.
+const compiled = new Map<number, EditChecks>();
+
+/** The checks for these limits, compiled once. */
+export function editChecks(limits: Limits): EditChecks {
+  let checks = compiled.get(limits.nameMaxLength);
+  if (checks === undefined) {
+    const schemas = editSchemas(limits);
+    const value = (schema: TSchema) => check(Type.Object({ value: schema }));
+    checks = {
+      value: {
+        name: value(schemas.name),
+        songId: value(schemas.songId),
+        song: value(schemas.song),
+        songs: value(schemas.songs),
+      },
+      mergePatch: check(schemas.mergePatch),
+      insertSongs: check(schemas.insertSongs),
+    };
+    if (compiled.size >= 8) compiled.clear();
+    compiled.set(limits.nameMaxLength, checks);
+  }
+  return checks;
+}
+
+/** 409 when an edit would leave more songs than a playlist may hold. */
+export function checkSongCount(count: number, limits: Pick<Limits, 'songsMax'>): void {
+  if (count > limits.songsMax) {
+    throw ApiError.conflict(
+      `A playlist holds at most ${limits.songsMax} songs; this edit would leave it with ${count}.`,
+    );
+  }
+}

@@ -1,0 +1,74 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+
+type Q = Kysely<Database>;
+
+/** A playlist as an edit starts from it. */
+export interface PlaylistForEdit {
+  readonly ownerId: number;
+  readonly name: string;
+  readonly version: number;
+  readonly songIds: readonly number[];
+}
+
+// Rows per INSERT statement: well under SQLite's limit of bound variables.
+const INSERT_CHUNK = 250;
+
+/**
+ * The playlist with its song ids in order, read inside the edit's transaction. On PostgreSQL the row stays locked
+ * until the transaction ends, so that two edits of one playlist run one after the other and the second sees the
+ * first; SQLite's writes already run one at a time on the writer's connection.
+ */
+export async function playlistForEdit(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForEdit | undefined> {
+  const query = trx.selectFrom('playlists').select(['owner_id', 'name', 'version']).where('id', '=', id);
+  const row = await (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  if (row === undefined) return undefined;
+  const entries = await trx
+    .selectFrom('playlist_songs')
+    .select('song_id')
+    .where('playlist_id', '=', id)
+    .orderBy('position')
+    .execute();
+  return {
+    ownerId: row.owner_id,
+    name: row.name,
+    version: Number(row.version),
+    songIds: entries.map((e) => e.song_id),
+  };
+}
+
+/**
+ * Writes the edited playlist: its name, a new version, and of its entries only what changed from the first
+ * difference on (an append writes the new songs alone; a change at the front rewrites them all). Returns the new
+ * version.
+ */
+export async function saveEdit(
+  trx: Q,
+  id: number,
+  before: PlaylistForEdit,
+  after: { readonly name: string; readonly songIds: readonly number[] },
+): Promise<number> {
+  let same = 0;
+  const shorter = Math.min(before.songIds.length, after.songIds.length);
+  while (same < shorter && before.songIds[same] === after.songIds[same]) same++;
+  if (same < before.songIds.length) {
+    await trx.deleteFrom('playlist_songs').where('playlist_id', '=', id).where('position', '>=', same).execute();
+  }
+  for (let start = same; start < after.songIds.length; start += INSERT_CHUNK) {
+    // Between two statements the event loop serves other requests (SQLite runs on it).
+    if (start > same) await nextTurn();
+    const values = after.songIds
+      .slice(start, start + INSERT_CHUNK)
+      .map((songId, i) => ({ playlist_id: id, position: start + i, song_id: songId }));
+    await trx.insertInto('playlist_songs').values(values).execute();
+  }
+  const row = await trx
+    .updateTable('playlists')
+    .set({ name: after.name, version: before.version + 1 })
+    .where('id', '=', id)
+    .returning('version')
+    .executeTakeFirstOrThrow();
+  return Number(row.version);
+}

@@ -1,0 +1,86 @@
+import { Bounded } from '../concurrency/bounded.js';
+import type { Limits } from '../config.js';
+import type { Db } from '../db/database.js';
+import { ifMatch, preconditionFailed } from '../http/conditional.js';
+import { ApiError } from '../http/errors.js';
+import { playlistDocument } from '../search/search-text.js';
+import { findSongsByIds } from '../songs/song.repository.js';
+import { playlistForEdit, saveEdit } from './playlist-edit.repository.js';
+import type { PlaylistDocument } from './playlist-edits.js';
+import { playlistAnswer, type PlaylistAnswer } from './playlist.json.js';
+import { replacePlaylistDocument } from '../search/playlist-search.js';
+import { findDeletedPlaylist } from './playlist.repository.js';
+
+/** An edit: the playlist as it is now to the playlist as it will be, or an ApiError that changes nothing. */
+export type Edit = (current: PlaylistDocument) => PlaylistDocument;
+
+/** Playlists longer than this are edited a few at a time (each takes milliseconds of the event loop). */
+const LONG_PLAYLIST = 100;
+
+/**
+ * Edits through the one write path (SQLite's group commit, a transaction on PostgreSQL). Everything that decides
+ * the outcome is read inside the transaction: whose playlist it is (404 and 410 before any precondition), its
+ * current answer for `If-Match`, and the songs it holds, so two edits can never both pass the same tag and
+ * appends sent together all land. The answer is the edited playlist as GET will answer it, with its new ETag.
+ */
+export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) => void) {
+  const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
+  const longEdits = new Bounded({ limit: 2, queue: 256, waitMs: 10_000, refuse });
+
+  async function edit(
+    userId: number,
+    id: number,
+    precondition: string | undefined,
+    change: Edit,
+  ): Promise<PlaylistAnswer & { id: number }> {
+    const answer = await db.write(async (trx) => {
+      const current = await playlistForEdit(trx, db.dialect, id);
+      if (current === undefined || current.ownerId !== userId) {
+        const deleted = await findDeletedPlaylist(trx, id);
+        throw deleted?.owner_id === userId
+          ? ApiError.gone('This playlist is already deleted.')
+          : ApiError.notFound('No such playlist.');
+      }
+      if (precondition !== undefined) {
+        const songs = await songsInOrder(trx, current.songIds);
+        const now = playlistAnswer({ id, name: current.name, songs: songs.map(({ genre: _, ...song }) => song) });
+        if (!ifMatch(precondition, now.etag)) throw preconditionFailed(now.etag);
+      }
+      const next = change({ name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
+      const songIds = next.songs.map((song) => song.id);
+      const songs = await songsInOrder(trx, songIds);
+      await saveEdit(trx, id, current, { name: next.name, songIds });
+      await replacePlaylistDocument(trx, db.dialect, userId, id, playlistDocument(next.name, songs));
+      return playlistAnswer({ id, name: next.name, songs: songs.map(({ genre: _, ...song }) => song) });
+    });
+    onEdited(id);
+    return { id, ...answer };
+  }
+
+  return {
+    /** Applies `change` to the owner's playlist when `If-Match` (if sent) names its current answer. */
+    edit(userId: number, id: number, precondition: string | undefined, change: Edit, songsSent = 0) {
+      return songsSent > LONG_PLAYLIST
+        ? longEdits.run(() => edit(userId, id, precondition, change))
+        : edit(userId, id, precondition, change);
+    },
+  };
+}
+
+/** The catalog's songs for these ids, in their order; 422 naming the ids the catalog does not have. */
+async function songsInOrder(trx: Db['kysely'], ids: readonly number[]) {
+  const found = await findSongsByIds(trx, ids);
+  const byId = new Map(found.map((song) => [song.id, song]));
+  const unknown = [...new Set(ids.filter((id) => !byId.has(id)))];
+  if (unknown.length > 0) {
+    const shown = unknown.slice(0, 20).join(', ');
+    const more = unknown.length > 20 ? ` and ${unknown.length - 20} more` : '';
+    throw ApiError.unprocessable(
+      `${unknown.length === 1 ? 'This song id is' : 'These song ids are'} not in the catalog: ${shown}${more}.`,
+    );
+  }
+  return ids.map((id) => {
+    const { title, artist, genre } = byId.get(id)!;
+    return { id, title, artist, genre };
+  });
+}
