@@ -43,9 +43,11 @@ export interface NeighbourResults {
   readonly phases: readonly NeighbourPhase[];
 }
 
-const auth = (name: string) => ({ authorization: `Basic ${Buffer.from(`${name}:${PASSWORD}`).toString('base64')}` });
+export const auth = (name: string) => ({
+  authorization: `Basic ${Buffer.from(`${name}:${PASSWORD}`).toString('base64')}`,
+});
 
-async function post(url: string, user: string, name: string, songIds: number[]): Promise<Response> {
+export async function post(url: string, user: string, name: string, songIds: number[]): Promise<Response> {
   return fetch(`${url}/v3/playlist`, {
     method: 'POST',
     headers: { ...auth(user), 'content-type': 'application/json' },
@@ -55,19 +57,19 @@ async function post(url: string, user: string, name: string, songIds: number[]):
 
 const manySongs = (offset: number) => Array.from({ length: HEAVY_SONGS }, (_v, i) => 1 + ((i + offset) % 240));
 
-function percentile(sorted: readonly number[], share: number): number {
+export function percentile(sorted: readonly number[], share: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
 }
 
 /**
- * Small reads at a steady pace for `seconds`, each timed from when it was due (so queueing counts). They run on a
- * thread of their own, so that the heavy clients' work on this process's event loop does not count as the
- * service's delay.
+ * Small reads at a steady pace for `seconds`, each timed from when it was due (so queueing counts), of the paths in
+ * turn. They run on a thread of their own, so that the heavy clients' work on this process's event loop does not
+ * count as the service's delay.
  */
 const VICTIM = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { url, ids, seconds, pace, authorization } = workerData;
+const { url, paths, seconds, pace, authorization } = workerData;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 (async () => {
   const times = [];
@@ -79,7 +81,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
     pending.push(
-      fetch(url + '/v3/playlist/' + ids[i % ids.length], { headers: { authorization } })
+      fetch(url + paths[i % paths.length], { headers: { authorization } })
         .then(async (response) => {
           await response.arrayBuffer();
           if (response.status !== 200) failures++;
@@ -93,10 +95,17 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 })();
 `;
 
-async function victimLoad(url: string, ids: readonly number[], seconds: number): Promise<VictimLatency> {
+/** Small GETs of these paths at `pace` a second for `seconds`, as `user` (the paths need no credential otherwise). */
+export async function victimLoad(
+  url: string,
+  paths: readonly string[],
+  seconds: number,
+  user = 'victim',
+  pace = PACE,
+): Promise<VictimLatency> {
   const worker = new Worker(VICTIM, {
     eval: true,
-    workerData: { url, ids, seconds, pace: PACE, authorization: auth('victim').authorization },
+    workerData: { url, paths, seconds, pace, authorization: auth(user).authorization },
   });
   const { times, failures } = await new Promise<{ times: number[]; failures: number }>((resolve, reject) => {
     worker.once('message', resolve);
@@ -115,7 +124,7 @@ async function victimLoad(url: string, ids: readonly number[], seconds: number):
 }
 
 /** `connections` loops sending `request` until `stop()`; answers per second and statuses. */
-async function heavyLoad(connections: number, seconds: number, request: (n: number) => Promise<Response>) {
+export async function heavyLoad(connections: number, seconds: number, request: (n: number) => Promise<Response>) {
   const statuses: Record<string, number> = {};
   let answers = 0;
   const until = performance.now() + seconds * 1000;
@@ -137,7 +146,7 @@ async function heavyLoad(connections: number, seconds: number, request: (n: numb
   return { heavyRps: Math.round(answers / ((performance.now() - started) / 1000)), heavyStatuses: statuses };
 }
 
-function addUser(databaseUrl: string, name: string): void {
+export function addUser(databaseUrl: string, name: string): void {
   const result = spawnSync(process.execPath, ['dist/cli.js', 'user', 'add', name, '--password-stdin'], {
     cwd: ROOT,
     input: `${PASSWORD}\n`,
@@ -170,10 +179,10 @@ export async function measureNeighbours(durationSeconds: number, logDir: string)
         if (response.status !== 200) throw new Error(`creating a long playlist: ${response.status}`);
         await response.arrayBuffer();
       }
-      const ids: number[] = [];
+      const ids: string[] = [];
       for (let i = 0; i < 20; i++) {
         const response = await post(url, 'victim', `short ${i}`, manySongs(i).slice(0, 10));
-        ids.push(((await response.json()) as { id: number }).id);
+        ids.push(`/v3/playlist/${((await response.json()) as { id: number }).id}`);
       }
 
       const phases: NeighbourPhase[] = [];

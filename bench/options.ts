@@ -3,10 +3,11 @@ import type { DatasetParams } from './dataset.js';
 import { SCENARIOS } from './scenarios.js';
 
 /**
- * The scenarios of scenarios.ts, and `neighbours` (bench/neighbours.ts): a small reader's latency beside heavy
- * listers and creators, on a service and database of its own.
+ * The scenarios of scenarios.ts, `neighbours` (bench/neighbours.ts): a small reader's latency beside heavy
+ * listers and creators, and `hostile-search` (bench/hostile-search.ts): other users' latency and the health checks
+ * beside the most expensive searches one user can make, each on a service and database of its own.
  */
-export const SCENARIO_NAMES = [...SCENARIOS.map((s) => s.name), 'neighbours'];
+export const SCENARIO_NAMES = [...SCENARIOS.map((s) => s.name), 'neighbours', 'hostile-search'];
 
 export const USAGE = `Usage: npm run bench -- [options]
 

@@ -1,3 +1,4 @@
+import type { HostileResults } from './hostile-search.js';
 import type { NeighbourResults } from './neighbours.js';
 /** The results file of a benchmark run, and its text and Markdown tables. */
 import type { DatasetParams } from './dataset.js';
@@ -29,6 +30,8 @@ export interface ScenarioResult {
 export interface BenchResults {
   /** The noisy-neighbours measurement (bench/neighbours.ts), when it was run. */
   readonly neighbours?: NeighbourResults;
+  /** The hostile-search measurement (bench/hostile-search.ts), when it was run. */
+  readonly hostileSearch?: HostileResults;
   readonly date: string;
   readonly command: string;
   readonly git: { readonly commit: string; readonly dirty: boolean } | undefined;

@@ -16,6 +16,7 @@ import { measure, measurePaced, type BenchRequest, type Measurement } from './lo
 import { USAGE, UsageError, parseOptions, type BenchOptions } from './options.js';
 import { Random } from './random.js';
 import { formatText, type BenchResults, type ScenarioResult } from './results.js';
+import { formatHostileSearch, measureHostileSearch, type HostileResults } from './hostile-search.js';
 import { formatNeighbours, measureNeighbours, type NeighbourResults } from './neighbours.js';
 import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
 import { PROFILE_DIR, ROOT, pinToCpu, startService, type RunningService } from './service.js';
@@ -242,6 +243,14 @@ async function main(): Promise<void> {
     neighbours = await measureNeighbours(options.durationSeconds, DATA_DIR);
     console.log(formatNeighbours(neighbours));
   }
+  let hostileSearch: HostileResults | undefined;
+  if (options.scenarios.includes('hostile-search')) {
+    console.log(
+      '\nhostile-search: other users and the health checks beside the costliest searches (a service of its own)',
+    );
+    hostileSearch = await measureHostileSearch(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
+    console.log(formatHostileSearch(hostileSearch));
+  }
 
   const problems = scenarios
     .filter((s) =>
@@ -288,6 +297,7 @@ async function main(): Promise<void> {
     },
     scenarios,
     ...(neighbours === undefined ? {} : { neighbours }),
+    ...(hostileSearch === undefined ? {} : { hostileSearch }),
     problems,
   };
   const file = writeResults(results);

@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { SCAN_OWNER_UP_TO } from '../src/playlists/playlist.repository.js';
+import { SCAN_OWNER_UP_TO } from '../src/search/playlist-search.js';
 import type { DatasetMeta } from './dataset.js';
 import { BULK_TABLES, META_TABLE, type DatasetStore, type DatasetWriter } from './store.js';
 
