@@ -87,7 +87,7 @@ export function coverRoutes(app: TypedApp, deps: CoverRouteDeps): void {
     handler: async (request, reply) => {
       const { size } = request.query;
       const format = negotiateFormat(request.headers.accept);
-      const summary = await playlists.summary(request.caller.userId, request.params.playlistId);
+      const summary = await playlists.coverFacts(request.caller.userId, request.params.playlistId);
       const etag = await renderer.etag(summary, size, format);
       const revalidation = { etag, cacheControl: CACHE_CONTROL, vary: 'Accept' };
       const notModified = sendNotModified(request, reply, revalidation);

@@ -1,4 +1,4 @@
-import type { PlaylistSummary } from '../playlists/playlist.service.js';
+import type { CoverFacts } from '../playlists/playlist.service.js';
 import { FontSet } from './fonts.js';
 import { TextShaper, baseDirection, cleanText, type ShapedLine } from './text.js';
 
@@ -9,7 +9,7 @@ import { TextShaper, baseDirection, cleanText, type ShapedLine } from './text.js
  */
 
 /** Everything a cover depends on (name, song count, first four distinct artists); the ETag is computed from it. */
-export type CoverInput = PlaylistSummary;
+export type CoverInput = CoverFacts;
 
 /** One panel of the mosaic, in pixels. */
 interface Panel {

@@ -14,7 +14,7 @@ import {
 } from '../http/responses.js';
 import type { Edit } from './playlist-edit.service.js';
 import type { PlaylistService } from './playlist.service.js';
-import { applyJsonPatch, applyMergePatch, editSchemas, insertSongs } from './playlist-edits.js';
+import { applyJsonPatch, applyMergePatch, editSchemas, insertSongs } from './playlist-edit.operations.js';
 import { PlaylistParams, type PlaylistWithSongs } from './playlist.schemas.js';
 
 export interface PlaylistEditRouteDeps {
@@ -74,7 +74,7 @@ async function sendEdit(
 ) {
   const { userId } = request.caller;
   const edited = await editor.edit(userId, request.params.playlistId, request.headers['if-match'], change, songsSent);
-  return reply.header('etag', edited.etag).type(JSON_TYPE).send(edited.json);
+  return reply.header('etag', edited.etag).type(JSON_TYPE).send(edited.body);
 }
 
 /**

@@ -6,8 +6,8 @@ import { ApiError } from '../http/errors.js';
 import { playlistDocument } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
 import { playlistForEdit, saveEdit } from './playlist-edit.repository.js';
-import type { PlaylistDocument } from './playlist-edits.js';
-import { playlistAnswer, type PlaylistAnswer } from './playlist.json.js';
+import type { PlaylistDocument } from './playlist-edit.operations.js';
+import { playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
 import { replacePlaylistDocument } from '../search/playlist-search.js';
 import { findDeletedPlaylist } from './playlist.repository.js';
 

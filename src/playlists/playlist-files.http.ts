@@ -5,7 +5,7 @@ import { downloadFileName } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
 import { error, revalidatedJson } from '../http/responses.js';
 import type { TypedRequest } from '../http/routes.js';
-import type { PlaylistFile, PlaylistFiles } from './playlist.files.js';
+import type { PlaylistFile, PlaylistFiles } from './playlist-files.service.js';
 import type { PlaylistParams } from './playlist.schemas.js';
 
 /** How `GET /v3/playlist/{playlist-id}` answers in another format than its JSON: the schemas and the choice. */

@@ -6,7 +6,7 @@ import { decode } from '../http/body-parsers.js';
 import { ApiError } from '../http/errors.js';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
-import type { PlaylistImporter } from './playlist.import.js';
+import type { PlaylistImporter } from './playlist-import.service.js';
 import { NAME_PATTERN } from './playlist.schemas.js';
 
 export interface PlaylistImportRouteDeps {
@@ -112,7 +112,7 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
         }
         const { name, unmatched } = request.query;
         const answer = await importer.import(request.caller.userId, format, text, { name, unmatched });
-        const body = `{"playlist":${answer.playlist.json.toString('utf8')},"unmatched":${JSON.stringify(answer.unmatched)}}`;
+        const body = `{"playlist":${answer.playlist.body.toString('utf8')},"unmatched":${JSON.stringify(answer.unmatched)}}`;
         return reply
           .header('location', `/v3/playlist/${answer.playlist.id}`)
           .type('application/json; charset=utf-8')

@@ -7,7 +7,7 @@ import { openDatabase, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { reservePlaylistSlot } from '../users/user.repository.js';
 import { CHANGE_LOG_LENGTH, PlaylistCache, databaseReads, type AnswerReads } from './playlist.cache.js';
-import type { PlaylistAnswer } from './playlist.json.js';
+import type { PlaylistAnswer } from './playlist.answers.js';
 import { deletePlaylist, insertEntries, insertPlaylist, pageOfPlaylists } from './playlist.repository.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
@@ -35,7 +35,7 @@ async function traced<T>(instance: Instance, run: () => Promise<T>): Promise<{ v
 /** Whether any of the statements read a playlist's songs (the cache had no current answer). */
 const readSongs = (statements: readonly string[]) => statements.some((s) => /playlist_songs/.test(s));
 
-const parsed = (answer: PlaylistAnswer | undefined) => JSON.parse(answer!.json.toString('utf8')) as PlaylistWithSongs;
+const parsed = (answer: PlaylistAnswer | undefined) => JSON.parse(answer!.body.toString('utf8')) as PlaylistWithSongs;
 
 /** Reads that stop half-way when asked to: after the database answered, before the cache sees the answer. */
 function holdableReads(db: Db) {
@@ -113,7 +113,7 @@ for (const dialect of DIALECTS) {
 
       const again = await traced(here, () => cache.playlist(owner, id));
       expect(readSongs(again.statements)).toBe(false);
-      expect(again.value?.json).toEqual(first.value?.json);
+      expect(again.value?.body).toEqual(first.value?.body);
       expect(again.value?.etag).toBe(first.value?.etag);
 
       // Another user: no answer, by the same statements as for an id that was never used.

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { Bounded } from '../concurrency/bounded.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
-import { playlistAnswer, playlistAnswers, type PlaylistAnswer } from './playlist.json.js';
+import { playlistAnswer, playlistAnswers, type PlaylistAnswer } from './playlist.answers.js';
 import { playlistEntries, songsOfPlaylists, type PlaylistSongRow } from './playlist.repository.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
@@ -103,7 +103,7 @@ export class PlaylistCache {
     this.#reads = reads;
     this.#entries =
       maxBytes > 0
-        ? new LRUCache({ maxSize: maxBytes, sizeCalculation: (entry) => entry.json.length + ENTRY_OVERHEAD })
+        ? new LRUCache({ maxSize: maxBytes, sizeCalculation: (entry) => entry.body.length + ENTRY_OVERHEAD })
         : undefined;
   }
 
@@ -183,7 +183,7 @@ export class PlaylistCache {
     generation: number,
   ): void {
     if (generation !== this.#generation || catalog !== this.#catalog || Number.isNaN(version)) return;
-    this.#entries?.set(id, { json: answer.json, etag: answer.etag, ownerId, catalog, version });
+    this.#entries?.set(id, { body: answer.body, etag: answer.etag, ownerId, catalog, version });
   }
 
   /**

@@ -22,7 +22,7 @@ import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { pageQuerySchema } from '../http/schemas.js';
 import { PlaylistParams, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
-import type { PlaylistFiles } from './playlist.files.js';
+import type { PlaylistFiles } from './playlist-files.service.js';
 import {
   FILE_ETAG,
   NOT_ACCEPTABLE,
@@ -56,12 +56,12 @@ const PAGE_ETAG = 'Weak validator over what the page shows: its playlists and th
 function sendRevalidated(
   request: FastifyRequest,
   reply: FastifyReply,
-  answer: { json: Buffer; etag: string },
+  answer: { body: Buffer; etag: string },
   type = JSON_TYPE,
 ) {
   const revalidation = { etag: answer.etag, cacheControl: REVALIDATE };
   return (
-    sendNotModified(request, reply, revalidation) ?? setRevalidation(reply, revalidation).type(type).send(answer.json)
+    sendNotModified(request, reply, revalidation) ?? setRevalidation(reply, revalidation).type(type).send(answer.body)
   );
 }
 
@@ -139,7 +139,7 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
       },
       handler: async (request, reply) => {
         const playlist = await playlists.create(request.caller.userId, request.body);
-        return reply.header('location', `/v3/playlist/${playlist.id}`).type(JSON_TYPE).send(playlist.json);
+        return reply.header('location', `/v3/playlist/${playlist.id}`).type(JSON_TYPE).send(playlist.body);
       },
     },
     ALIAS_NOTE,

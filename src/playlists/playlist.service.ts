@@ -1,7 +1,7 @@
 import { Bounded } from '../concurrency/bounded.js';
 import { PlaylistCache } from './playlist.cache.js';
 import { playlistEditor } from './playlist-edit.service.js';
-import { pageEtag, pageJson, playlistAnswer, type PlaylistAnswer } from './playlist.json.js';
+import { pageEtag, pageJson, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
@@ -15,7 +15,7 @@ import type { PageQuery } from '../http/schemas.js';
 import type { NewPlaylist } from './playlist.schemas.js';
 
 /** What a playlist's cover shows. */
-export interface PlaylistSummary {
+export interface CoverFacts {
   readonly name: string;
   readonly songCount: number;
   /** The first four distinct artists, in playlist order. */
@@ -24,7 +24,7 @@ export interface PlaylistSummary {
 
 export interface Page {
   /** The page as JSON bytes: an array of `playlistwithsongs`. */
-  readonly json: Buffer;
+  readonly body: Buffer;
   readonly total: number;
   /** A weak ETag over what the page shows. */
   readonly etag: string;
@@ -54,7 +54,7 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
   }
 
   function page(answers: readonly PlaylistAnswer[], total: number): Page {
-    return { json: pageJson(answers), total, etag: pageEtag(answers, total) };
+    return { body: pageJson(answers), total, etag: pageEtag(answers, total) };
   }
 
   async function create(userId: number, input: NewPlaylist): Promise<PlaylistAnswer & { id: number }> {
@@ -129,7 +129,7 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
     },
 
     /** The owner's playlist in brief, with the same 404 and 410 answers as `get`. */
-    async summary(userId: number, id: number): Promise<PlaylistSummary> {
+    async coverFacts(userId: number, id: number): Promise<CoverFacts> {
       const head = await playlists.findPlaylist(q, id);
       if (head === undefined || head.owner_id !== userId) throw await missing(id, userId);
       return { name: head.name, ...(await playlists.coverFacts(q, id)) };

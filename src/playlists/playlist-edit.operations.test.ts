@@ -8,7 +8,7 @@ import {
   applyMergePatch,
   insertSongs,
   type PlaylistDocument,
-} from './playlist-edits.js';
+} from './playlist-edit.operations.js';
 
 const limits = loadConfig({}).limits;
 

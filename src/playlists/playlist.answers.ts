@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
-/** A playlist as the API answers it: its JSON bytes and their strong ETag. */
+/** A playlist as the API answers it: the bytes of its body (JSON, or a playlist file) and their strong ETag. */
 export interface PlaylistAnswer {
-  readonly json: Buffer;
+  readonly body: Buffer;
   readonly etag: string;
 }
 
@@ -16,7 +16,7 @@ export function etagOf(bytes: Buffer): string {
 /** A playlist's answer: the text the `playlistwithsongs` schema describes, with its fields in the schema's order. */
 export function playlistAnswer(playlist: PlaylistWithSongs): PlaylistAnswer {
   const json = Buffer.from(JSON.stringify(playlist));
-  return { json, etag: etagOf(json) };
+  return { body: json, etag: etagOf(json) };
 }
 
 /** Songs serialized between two turns of the event loop. */
@@ -50,7 +50,7 @@ export function pageJson(answers: readonly PlaylistAnswer[]): Buffer {
   const parts: Buffer[] = [OPEN];
   answers.forEach((answer, i) => {
     if (i > 0) parts.push(COMMA);
-    parts.push(answer.json);
+    parts.push(answer.body);
   });
   parts.push(CLOSE);
   return Buffer.concat(parts);

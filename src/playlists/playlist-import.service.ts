@@ -8,7 +8,7 @@ import { cleanText } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
 import { characterCount, normaliseText } from '../search/search-text.js';
 import { findSongsByIds, findSongsByNormalisedTitles } from '../songs/song.repository.js';
-import type { PlaylistAnswer } from './playlist.json.js';
+import type { PlaylistAnswer } from './playlist.answers.js';
 import type { UnmatchedTrack } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
 

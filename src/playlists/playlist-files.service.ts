@@ -1,7 +1,7 @@
 import type { ExportConfig } from '../config.js';
 import { WRITERS, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
-import { etagOf, type PlaylistAnswer } from './playlist.json.js';
+import { etagOf, type PlaylistAnswer } from './playlist.answers.js';
 import type { PlaylistService } from './playlist.service.js';
 
 /** A playlist in one format: its bytes, their strong ETag, and its name (for the download's file name). */
@@ -19,12 +19,12 @@ export function playlistFiles(playlists: PlaylistService, config: ExportConfig) 
     async get(userId: number, id: number, format: ExportFormat, requestOrigin: string): Promise<PlaylistFile> {
       if (format === 'json') {
         const answer = await playlists.get(userId, id);
-        return { ...answer, name: (JSON.parse(answer.json.toString('utf8')) as { name: string }).name };
+        return { ...answer, name: (JSON.parse(answer.body.toString('utf8')) as { name: string }).name };
       }
       const playlist = await playlists.exportable(userId, id);
       const links = exportLinks(config.publicUrl ?? requestOrigin, config.locationTemplate, id);
       const bytes = WRITERS[format](playlist, links);
-      return { json: bytes, etag: etagOf(bytes), name: playlist.name };
+      return { body: bytes, etag: etagOf(bytes), name: playlist.name };
     },
   };
 }

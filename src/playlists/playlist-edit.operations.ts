@@ -1,7 +1,14 @@
 import type { Limits } from '../config.js';
 import { ApiError } from '../http/errors.js';
-import { checkSongCount, editChecks } from './playlist-edit-rules.js';
-import { describe, readJsonPatch, type ExistingPlace, type Place, type Source, type Value } from './playlist-patch.js';
+import { checkSongCount, editChecks } from './playlist-edit.checks.js';
+import {
+  describe,
+  readJsonPatch,
+  type ExistingPlace,
+  type Place,
+  type Source,
+  type Value,
+} from './playlist-edit.patch.js';
 
 /**
  * Edits of a playlist as pure functions from the current playlist to the edited one: no database, no HTTP. Each
@@ -24,8 +31,8 @@ export interface PlaylistDocument {
   readonly songs: readonly { readonly id: number }[];
 }
 
-export { MAX_PATCH_OPERATIONS } from './playlist-patch.js';
-export { editSchemas } from './playlist-edit-rules.js';
+export { MAX_PATCH_OPERATIONS } from './playlist-edit.patch.js';
+export { editSchemas } from './playlist-edit.checks.js';
 
 /**
  * RFC 6902 over `{"name", "songs": [{"id"}]}`: add, remove, replace, move, copy and test on `/name`, `/songs`,

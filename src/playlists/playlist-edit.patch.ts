@@ -1,6 +1,6 @@
 import type { Limits } from '../config.js';
 import { ApiError } from '../http/errors.js';
-import { editChecks, type EditChecks } from './playlist-edit-rules.js';
+import { editChecks, type EditChecks } from './playlist-edit.checks.js';
 
 /**
  * A JSON Patch (RFC 6902) read into operations over the playlist document `{"name", "songs": [{"id"}]}`, before
