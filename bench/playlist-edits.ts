@@ -9,7 +9,11 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig, type Limits } from '../src/config.js';
-import { MAX_PATCH_OPERATIONS, applyJsonPatch, type PlaylistDocument } from '../src/playlists/playlist-edit.operations.js';
+import {
+  MAX_PATCH_OPERATIONS,
+  applyJsonPatch,
+  type PlaylistDocument,
+} from '../src/playlists/playlist-edit.operations.js';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '100' }, warmup: { type: 'string', default: '20' } },

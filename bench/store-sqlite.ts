@@ -4,7 +4,6 @@ import SQLite from 'better-sqlite3';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { SCAN_OWNER_UP_TO } from '../src/search/playlist-search.js';
 import type { DatasetMeta } from './dataset.js';
 import { BULK_TABLES, META_TABLE, type DatasetStore, type DatasetWriter } from './store.js';
 
@@ -112,22 +111,14 @@ function sqliteWriter(sqlite: SQLite.Database): DatasetWriter {
   const insertPlaylist = sqlite.prepare('INSERT INTO playlists (id, owner_id, name, created_at) VALUES (?, ?, ?, ?)');
   const insertEntry = sqlite.prepare('INSERT INTO playlist_songs (playlist_id, position, song_id) VALUES (?, ?, ?)');
   const insertDocument = sqlite.prepare('INSERT INTO playlist_documents (owner_id, playlist_id, doc) VALUES (?, ?, ?)');
-  const insertTrigrams = sqlite.prepare('INSERT INTO playlist_trigrams (rowid, doc) VALUES (?, ?)');
-  const indexedOwners = new Set<number>();
 
   return {
     insertUsers(users, passwordHash, createdAt) {
       const insert = sqlite.prepare(
-        `INSERT INTO users (id, name, password_hash, playlist_count, search_indexed, created_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
+        'INSERT INTO users (id, name, password_hash, playlist_count, created_at) VALUES (?, ?, ?, ?, ?)',
       );
       sqlite.transaction(() => {
-        for (const user of users) {
-          // As the service does: only the documents of libraries past SCAN_OWNER_UP_TO go into the trigram index.
-          const indexed = user.playlists > SCAN_OWNER_UP_TO;
-          if (indexed) indexedOwners.add(user.id);
-          insert.run(user.id, user.name, passwordHash, user.playlists, indexed ? 1 : 0, createdAt);
-        }
+        for (const user of users) insert.run(user.id, user.name, passwordHash, user.playlists, createdAt);
       })();
       return Promise.resolve();
     },
@@ -147,7 +138,6 @@ function sqliteWriter(sqlite: SQLite.Database): DatasetWriter {
         for (let i = 0; i < batch.ids.length; i += 1) {
           insertPlaylist.run(batch.ids[i], batch.ownerIds[i], batch.names[i], batch.createdAt[i]);
           insertDocument.run(batch.ownerIds[i], batch.ids[i], batch.docs[i]);
-          if (indexedOwners.has(batch.ownerIds[i]!)) insertTrigrams.run(batch.ids[i], batch.docs[i]);
         }
         for (let i = 0; i < batch.entryPlaylistIds.length; i += 1) {
           insertEntry.run(batch.entryPlaylistIds[i], batch.entryPositions[i], batch.entrySongIds[i]);

@@ -97,7 +97,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
 
   const authenticate = authenticateHook(app, new Authenticator(db, config.auth));
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
-  const playlists = playlistService(db, limits, config.playlistCacheBytes);
+  const playlists = playlistService(db, limits, config.playlistCacheBytes, config.search);
   const files = playlistFiles(playlists, config.exports);
   playlistRoutes(routes, { playlists, limits, authenticate, files });
   playlistEditRoutes(app, { editor: playlists, limits, authenticate });

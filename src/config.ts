@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { ThrottlePolicy } from './credentials/throttle.js';
+import type { SearchSettings } from './search/playlist-search.js';
 /**
  * The service's settings, read once from the environment, validated and frozen.
  * Nothing else in the code base reads `process.env`.
@@ -85,6 +86,8 @@ export interface Config {
   readonly images: ImageConfig;
   /** Memory for playlists' answers (JSON bytes), in bytes; 0 switches the cache off. */
   readonly playlistCacheBytes: number;
+  /** How long one search may read the caller's playlists, and how many searches read at once. */
+  readonly search: SearchSettings;
   readonly server: ServerConfig;
   /** Requests per minute per client address; 0 switches general rate limiting off. */
   readonly rateLimitPerMinute: number;
@@ -182,6 +185,10 @@ export function loadConfig(env: Env = process.env): Config {
       queue: read.int('MIXTAPE_IMAGE_QUEUE', 16, 0, 100_000),
     },
     playlistCacheBytes: read.int('MIXTAPE_PLAYLIST_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+    search: {
+      timeoutMs: read.int('MIXTAPE_SEARCH_TIMEOUT_MS', 2000, 10, 600_000),
+      concurrency: read.int('MIXTAPE_SEARCH_CONCURRENCY', 4, 1, 256),
+    },
     server: {
       requestTimeoutMs: read.int('MIXTAPE_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
       headersTimeoutMs: read.int('MIXTAPE_HEADERS_TIMEOUT_SECONDS', 10, 1, 3600) * 1000,

@@ -35,6 +35,11 @@ export class Bounded {
     return this.#active;
   }
 
+  /** Tasks waiting for a slot now. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   async run<T>(task: () => Promise<T>): Promise<T> {
     await this.#acquire();
     try {

@@ -7,6 +7,7 @@ import * as serviceProbe from './migrations/2026-11-23-service-probe.js';
 import * as serving from './migrations/2026-11-24-serving.js';
 import * as songTitles from './migrations/2026-11-25-song-titles.js';
 import * as playlistVersions from './migrations/2026-11-27-playlist-versions.js';
+import * as ownerSearch from './migrations/2026-11-28-owner-search.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -15,6 +16,7 @@ const MIGRATIONS = {
   '2026-11-24-serving': serving,
   '2026-11-25-song-titles': songTitles,
   '2026-11-27-playlist-versions': playlistVersions,
+  '2026-11-28-owner-search': ownerSearch,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

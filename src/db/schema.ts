@@ -18,8 +18,6 @@ export interface UserTable {
   name: string;
   password_hash: string;
   playlist_count: ColumnType<number, number | undefined, number>;
-  /** SQLite: 1 once the user's documents are in the trigram index (see SCAN_OWNER_UP_TO). */
-  search_indexed: ColumnType<number, number | undefined, number>;
   created_at: number;
 }
 

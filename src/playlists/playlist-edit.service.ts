@@ -50,7 +50,7 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
       const songIds = next.songs.map((song) => song.id);
       const songs = await songsInOrder(trx, songIds);
       await saveEdit(trx, id, current, { name: next.name, songIds });
-      await replacePlaylistDocument(trx, db.dialect, userId, id, playlistDocument(next.name, songs));
+      await replacePlaylistDocument(trx, userId, id, playlistDocument(next.name, songs));
       return playlistAnswer({ id, name: next.name, songs: songs.map(({ genre: _, ...song }) => song) });
     });
     onEdited(id);

@@ -6,8 +6,8 @@ import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
 import { ApiError } from '../http/errors.js';
-import { addPlaylistDocument, findMatches } from '../search/playlist-search.js';
-import { playlistDocument, searchWords } from '../search/search-text.js';
+import { addPlaylistDocument, playlistSearch, type SearchSettings } from '../search/playlist-search.js';
+import { normalisedLength, playlistDocument, searchWords } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
 import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
 import * as playlists from './playlist.repository.js';
@@ -40,9 +40,10 @@ const NOT_FOUND = 'No such playlist.';
  * The playlist rules: creation against the catalog and the quota, ownership, 404 and 410; and the answers, served
  * from memory when they cannot have changed (see PlaylistCache).
  */
-export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
+export function playlistService(db: Db, limits: Limits, cacheBytes: number, searchSettings: SearchSettings) {
   const q = db.kysely;
   const cache = new PlaylistCache(db, cacheBytes);
+  const search = playlistSearch(db, searchSettings);
   // Long playlists being created a few at a time: each takes the event loop for a while.
   const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
   const longCreates = new Bounded({ limit: 2, queue: 256, waitMs: 10_000, refuse });
@@ -70,16 +71,15 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
     }
     const songs = input.songIds.map((id) => byId.get(id)!);
     const doc = playlistDocument(input.name, songs);
-    const id = await db.write(async (trx, atEnd) => {
-      const slot = await reservePlaylistSlot(trx, userId, limits.playlistsPerUser);
-      if (slot === undefined) {
+    const id = await db.write(async (trx) => {
+      if ((await reservePlaylistSlot(trx, userId, limits.playlistsPerUser)) === undefined) {
         throw ApiError.conflict(
           `You have reached the limit of ${limits.playlistsPerUser} playlists; delete one to make room.`,
         );
       }
       const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now());
       await playlists.insertEntries(trx, playlistId, input.songIds);
-      await addPlaylistDocument(trx, db.dialect, userId, slot, playlistId, doc, atEnd);
+      await addPlaylistDocument(trx, userId, playlistId, doc);
       return playlistId;
     });
     const created = songs.map((s) => ({ id: s.id, title: s.title, artist: s.artist }));
@@ -154,10 +154,18 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number) {
         const total = found.rows[0]?.total ?? (await playlists.countPlaylists(q, userId));
         return page(found.answers, total);
       }
-      const matches = await findMatches(q, db.dialect, userId, words, limit, offset);
-      if (matches === undefined) return page([], 0);
-      const found = await cache.page(userId, matches.page);
-      return page(found.answers, await matches.total(found.rows));
+      const length = normalisedLength(words);
+      if (length > limits.searchMaxLength) {
+        throw ApiError.badRequest(
+          `search is ${length} characters long once normalised (characters such as ㌖ or ﬃ stand for several ` +
+            `letters); it may be at most ${limits.searchMaxLength}.`,
+        );
+      }
+      const ids = await search.matching(userId, words);
+      const pageIds = ids.slice(offset, offset + limit);
+      if (pageIds.length === 0) return page([], ids.length);
+      const found = await cache.page(userId, playlists.playlistsWithIds(q, pageIds));
+      return page(found.answers, ids.length);
     },
   };
 }

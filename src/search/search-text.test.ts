@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   characterCount,
   containsPattern,
-  ftsPhrase,
+  normalisedLength,
   normaliseText,
   searchDocument,
   searchWords,
@@ -26,9 +26,13 @@ describe('search text', () => {
     expect(searchDocument(['Chill', 'Jazz', 'jazz', ''])).toBe('chill\njazz');
   });
 
-  it('escapes LIKE wildcards and FTS quotes', () => {
+  it('escapes LIKE wildcards', () => {
     expect(containsPattern('100%_\\')).toBe('%100\\%\\_\\\\%');
-    expect(ftsPhrase('say "hi"')).toBe('"say ""hi"""');
+  });
+
+  it('measures a search once normalised: compatibility characters can grow it', () => {
+    expect(searchWords('㌖')).toEqual(['キロメートル']);
+    expect(normalisedLength(searchWords(`${'㌖'.repeat(40)} x`))).toBe(40 * 6 + 2);
   });
 
   it('counts code points, not UTF-16 units', () => {

@@ -20,6 +20,11 @@ export function searchWords(search: string): string[] {
   return [...new Set(normaliseText(search.replace(/\p{Cc}/gu, ' ')).split(' '))].filter((word) => word !== '');
 }
 
+/** How long the words are as a search, once normalised: what `search`'s length limit bounds. */
+export function normalisedLength(words: readonly string[]): number {
+  return characterCount(words.join(' '));
+}
+
 /** One document from several fields; the line breaks keep a word from matching across two fields. */
 export function searchDocument(fields: Iterable<string>): string {
   const parts = new Set<string>();
@@ -44,9 +49,4 @@ export function playlistDocument(
 /** A LIKE pattern that finds the word anywhere, with `%`, `_` and `\` taken literally (ESCAPE '\'). */
 export function containsPattern(word: string): string {
   return `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-/** An FTS5 phrase for the word: quoted, so that every character is literal. */
-export function ftsPhrase(word: string): string {
-  return `"${word.replace(/"/g, '""')}"`;
 }

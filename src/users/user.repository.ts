@@ -45,23 +45,16 @@ export function listUsers(db: Q): Promise<Pick<UserRow, 'id' | 'name' | 'playlis
   return db.selectFrom('users').select(['id', 'name', 'playlist_count', 'created_at']).orderBy('name').execute();
 }
 
-/**
- * Takes one slot of the user's playlist quota; undefined when the quota is used up, else how many playlists the
- * user now has and whether their documents are in the trigram index.
- */
-export async function reservePlaylistSlot(
-  db: Q,
-  userId: number,
-  quota: number,
-): Promise<{ playlists: number; searchIndexed: boolean } | undefined> {
+/** Takes one slot of the user's playlist quota: how many playlists the user now has, or undefined when it is used up. */
+export async function reservePlaylistSlot(db: Q, userId: number, quota: number): Promise<number | undefined> {
   const row = await db
     .updateTable('users')
     .set((eb) => ({ playlist_count: eb('playlist_count', '+', 1) }))
     .where('id', '=', userId)
     .where('playlist_count', '<', quota)
-    .returning(['playlist_count', 'search_indexed'])
+    .returning('playlist_count')
     .executeTakeFirst();
-  return row === undefined ? undefined : { playlists: row.playlist_count, searchIndexed: row.search_indexed === 1 };
+  return row?.playlist_count;
 }
 
 export async function releasePlaylistSlot(db: Q, userId: number): Promise<void> {
