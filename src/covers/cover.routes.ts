@@ -87,12 +87,13 @@ export function coverRoutes(app: TypedApp, deps: CoverRouteDeps): void {
     handler: async (request, reply) => {
       const { size } = request.query;
       const format = negotiateFormat(request.headers.accept);
-      const summary = await playlists.coverFacts(request.caller.userId, request.params.playlistId);
+      const { userId } = request.caller;
+      const summary = await playlists.coverFacts(userId, request.params.playlistId);
       const etag = await renderer.etag(summary, size, format);
       const revalidation = { etag, cacheControl: CACHE_CONTROL, vary: 'Accept' };
       const notModified = sendNotModified(request, reply, revalidation);
       if (notModified !== undefined) return notModified;
-      const image = await renderer.image(summary, size, format, etag);
+      const image = await renderer.image(summary, size, format, etag, userId);
       return setRevalidation(reply, revalidation).type(MEDIA_TYPES[format]).send(image);
     },
   });
