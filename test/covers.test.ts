@@ -100,6 +100,23 @@ describeEachDatabase('GET /v3/playlist/{id}/image (%s)', (t) => {
     expect(etags.size).toBe(3);
   });
 
+  it('answers every cover, the SVG in particular, with a policy under which it loads and runs nothing', async () => {
+    const policy = "default-src 'none'; sandbox";
+    for (const accept of ['image/svg+xml', 'image/png', 'image/jpeg']) {
+      const response = await image(mosaic.id, { accept });
+      expect(response.statusCode, accept).toBe(200);
+      expect(response.headers['content-security-policy'], accept).toBe(policy);
+    }
+    // The SVG needs nothing the policy forbids: no style, script, link, font, image or reference outside itself.
+    const svg = (await image(mosaic.id, { accept: 'image/svg+xml' })).body;
+    expect(svg).not.toMatch(/<(?:style|script|image|use|a|foreignObject|font)\b|\sstyle=|\bhref=|@import|data:/i);
+    expect(svg.match(/url\([^)]*\)/g)?.every((ref) => /^url\(#[\w-]+\)$/.test(ref))).toBe(true);
+    const etag = String((await image(mosaic.id, { accept: 'image/svg+xml' })).headers.etag);
+    const revalidated = await image(mosaic.id, { accept: 'image/svg+xml', 'if-none-match': etag });
+    expect(revalidated.statusCode).toBe(304);
+    expect(revalidated.headers['content-security-policy']).toBe(policy);
+  });
+
   it('draws ?size from 64 to 1200 and refuses other sizes with 400', async () => {
     for (const size of [64, 1200]) {
       const response = await image(mosaic.id, {}, `?size=${size}`);
