@@ -3,7 +3,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { colourOf } from '../src/covers/design.js';
 import { openTestApp } from './helpers/app.js';
 import { describeEachDatabase } from './helpers/each-database.js';
-import { coverRenders, decode, expectColour, pixel } from './helpers/images.js';
+import { coverCacheHits, coverRenders, decode, expectColour, pixel } from './helpers/images.js';
 import { createPlaylist, expectError, type PlaylistBody } from './helpers/requests.js';
 
 // Songs of the demo catalog with four different artists, and two songs by one of them.
@@ -100,6 +100,23 @@ describeEachDatabase('GET /v3/playlist/{id}/image (%s)', (t) => {
     expect(etags.size).toBe(3);
   });
 
+  it('answers every cover, the SVG in particular, with a policy under which it loads and runs nothing', async () => {
+    const policy = "default-src 'none'; sandbox";
+    for (const accept of ['image/svg+xml', 'image/png', 'image/jpeg']) {
+      const response = await image(mosaic.id, { accept });
+      expect(response.statusCode, accept).toBe(200);
+      expect(response.headers['content-security-policy'], accept).toBe(policy);
+    }
+    // The SVG needs nothing the policy forbids: no style, script, link, font, image or reference outside itself.
+    const svg = (await image(mosaic.id, { accept: 'image/svg+xml' })).body;
+    expect(svg).not.toMatch(/<(?:style|script|image|use|a|foreignObject|font)\b|\sstyle=|\bhref=|@import|data:/i);
+    expect(svg.match(/url\([^)]*\)/g)?.every((ref) => /^url\(#[\w-]+\)$/.test(ref))).toBe(true);
+    const etag = String((await image(mosaic.id, { accept: 'image/svg+xml' })).headers.etag);
+    const revalidated = await image(mosaic.id, { accept: 'image/svg+xml', 'if-none-match': etag });
+    expect(revalidated.statusCode).toBe(304);
+    expect(revalidated.headers['content-security-policy']).toBe(policy);
+  });
+
   it('draws ?size from 64 to 1200 and refuses other sizes with 400', async () => {
     for (const size of [64, 1200]) {
       const response = await image(mosaic.id, {}, `?size=${size}`);
@@ -161,6 +178,38 @@ describeEachDatabase('GET /v3/playlist/{id}/image (%s)', (t) => {
     const second = await image(mosaic.id, {}, '?size=200');
     expect(second.rawPayload.equals(first.rawPayload)).toBe(true);
     expect(await coverRenders(t.app)).toBe(before + 1);
+  });
+
+  it("keeps each user's covers apart: another user's identical cover is drawn for them, not found in memory", async () => {
+    const alice = await t.addUser();
+    const bob = await t.addUser();
+    const songs = [...FOUR_ARTISTS, 5];
+    const hers = await createPlaylist(t.app, alice, 'Same on both sides', songs);
+    const his = await createPlaylist(t.app, bob, 'Same on both sides', songs);
+    const cover = (id: number, who: string) => image(id, { security: who }, '?size=333');
+    // Both signed in once beforehand, and her cover drawn and kept.
+    expect((await t.app.inject({ method: 'GET', url: '/v3/playlist', headers: { security: bob } })).statusCode).toBe(
+      200,
+    );
+    const first = await cover(hers.id, alice);
+    expect(first.statusCode).toBe(200);
+
+    const hits = await coverCacheHits(t.app);
+    const drawn = await coverRenders(t.app);
+    const theirs = await cover(his.id, bob);
+    expect(theirs.statusCode).toBe(200);
+    // The same picture, and so the same validator, but what her request kept does not answer his.
+    expect(theirs.rawPayload.equals(first.rawPayload)).toBe(true);
+    expect(theirs.headers.etag).toBe(first.headers.etag);
+    expect(await coverCacheHits(t.app)).toBe(hits);
+    expect(await coverRenders(t.app)).toBe(drawn + 1);
+
+    // Each of them finds their own cover in memory.
+    expect((await cover(hers.id, alice)).statusCode).toBe(200);
+    expect(await coverCacheHits(t.app)).toBe(hits + 1);
+    expect((await cover(his.id, bob)).statusCode).toBe(200);
+    expect(await coverCacheHits(t.app)).toBe(hits + 2);
+    expect(await coverRenders(t.app)).toBe(drawn + 1);
   });
 
   it("answers as the JSON endpoint does for no credential, another user's playlist, and a deleted one", async () => {

@@ -19,6 +19,13 @@ const COVER_SIZE = { min: 64, max: 1200, default: 600 } as const;
 /** Browsers and HTTP caches may keep a cover for an hour; after that they revalidate it with its ETag. */
 const CACHE_CONTROL = 'private, max-age=3600';
 
+/**
+ * A cover opened on its own, at the API's origin, is inert: it may load nothing and, sandboxed, runs no script and
+ * has no origin. The SVG needs nothing more: its letters are outlines, its colours presentation attributes, and its
+ * only references (`url(#…)`) point inside itself. Sent with every format, and with 304.
+ */
+const CONTENT_SECURITY_POLICY = "default-src 'none'; sandbox";
+
 const FORMATS = Object.keys(MEDIA_TYPES) as CoverFormat[];
 const BY_MEDIA_TYPE = new Map(FORMATS.map((format) => [MEDIA_TYPES[format], format]));
 
@@ -42,6 +49,9 @@ const IMAGE_HEADERS = {
   ETag: header('Strong validator of this cover in this size and format; send it back in `If-None-Match`.'),
   'Cache-Control': header(`\`${CACHE_CONTROL}\`: only the caller's own cache may keep it.`),
   Vary: header('`security, Authorization, Accept`.'),
+  'Content-Security-Policy': header(
+    `\`${CONTENT_SECURITY_POLICY}\`: opened on its own, the cover (the SVG in particular) loads nothing and runs nothing.`,
+  ),
 };
 const binary = (mediaType: string) => ({ schema: { type: 'string', format: 'binary', contentMediaType: mediaType } });
 
@@ -87,12 +97,14 @@ export function coverRoutes(app: TypedApp, deps: CoverRouteDeps): void {
     handler: async (request, reply) => {
       const { size } = request.query;
       const format = negotiateFormat(request.headers.accept);
-      const summary = await playlists.coverFacts(request.caller.userId, request.params.playlistId);
+      const { userId } = request.caller;
+      const summary = await playlists.coverFacts(userId, request.params.playlistId);
       const etag = await renderer.etag(summary, size, format);
+      reply.header('content-security-policy', CONTENT_SECURITY_POLICY);
       const revalidation = { etag, cacheControl: CACHE_CONTROL, vary: 'Accept' };
       const notModified = sendNotModified(request, reply, revalidation);
       if (notModified !== undefined) return notModified;
-      const image = await renderer.image(summary, size, format, etag);
+      const image = await renderer.image(summary, size, format, etag, userId);
       return setRevalidation(reply, revalidation).type(MEDIA_TYPES[format]).send(image);
     },
   });

@@ -39,6 +39,11 @@ type Drawing = Awaited<ReturnType<typeof loadDrawing>>;
 /**
  * Draws covers off the event loop (libvips's worker threads), a bounded number at a time, and keeps the results in
  * memory up to a byte budget. The ETag is computed from the inputs alone, so a revalidation never draws.
+ *
+ * What is kept, and what is being drawn, is the owner's: entries are keyed by owner and ETag, so that a user whose
+ * playlist looks exactly like another user's (same name, same songs) never gets the other user's cover from memory.
+ * Otherwise the time of the answer and the cache hit counter would tell them whether the other user has such a
+ * playlist and has looked at its cover lately.
  */
 export class CoverRenderer {
   #drawing: Promise<Drawing> | undefined;
@@ -80,21 +85,27 @@ export class CoverRenderer {
     return `"${digest.slice(0, 27)}"`;
   }
 
-  /** The cover's bytes, from the cache or drawn now; 503 when every renderer is busy and the queue is full. */
-  async image(input: CoverInput, size: number, format: CoverFormat, etag: string): Promise<Buffer> {
-    const cached = this.#cache?.get(etag);
+  /**
+   * The cover with this ETag (from `etag`), drawn for `ownerId`: from the owner's entries in the cache, or drawn now
+   * and kept for the owner; 503 when every renderer is busy and the queue is full. Without an owner it is drawn
+   * afresh and neither kept nor shared.
+   */
+  async image(input: CoverInput, size: number, format: CoverFormat, etag: string, ownerId?: number): Promise<Buffer> {
+    if (ownerId === undefined) return this.#drawWhenFree(input, size, format);
+    const key = `${ownerId} ${etag}`;
+    const cached = this.#cache?.get(key);
     if (cached !== undefined) {
       this.#cacheHits.inc();
       return cached;
     }
-    // The same cover asked for by many clients at once is drawn once.
-    let pending = this.#inFlight.get(etag);
+    // The same cover asked for by many of the owner's clients at once is drawn once.
+    let pending = this.#inFlight.get(key);
     if (pending === undefined) {
-      pending = this.#drawWhenFree(input, size, format).finally(() => this.#inFlight.delete(etag));
-      this.#inFlight.set(etag, pending);
+      pending = this.#drawWhenFree(input, size, format).finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, pending);
     }
     const image = await pending;
-    this.#cache?.set(etag, image);
+    this.#cache?.set(key, image);
     return image;
   }
 

@@ -125,6 +125,27 @@ for (const dialect of DIALECTS) {
       expect(foreign.statements.length).toBeGreaterThan(0);
     });
 
+    it("leaves the owner's entries as they were when another user asks for them", async () => {
+      const user = await addUser(here.db, 'recency');
+      const [a, b, c] = [
+        await addPlaylist(here.db, user, 'Kept A', [1, 2]),
+        await addPlaylist(here.db, user, 'Kept B', [1, 2]),
+        await addPlaylist(here.db, user, 'Kept C', [1, 2]),
+      ] as const;
+      // Room for any two of the three entries, never for all three.
+      const probe = newCache();
+      const sizes = await Promise.all([a, b, c].map(async (id) => (await probe.playlist(user, id))!.body.length));
+      const entry = Math.max(...sizes) + 200;
+      const cache = new PlaylistCache(here.db, 2 * entry + Math.floor(entry / 2));
+      await cache.playlist(user, a);
+      await cache.playlist(user, b);
+      // A stranger asking for the older one does not make it recent: the owner's next read pushes it out.
+      for (let i = 0; i < 3; i++) expect(await cache.playlist(stranger, a)).toBeUndefined();
+      await cache.playlist(user, c);
+      expect(readSongs((await traced(here, () => cache.playlist(user, b))).statements)).toBe(false);
+      expect(readSongs((await traced(here, () => cache.playlist(user, a))).statements)).toBe(true);
+    });
+
     it("keeps a page's playlists and reads only the page's ids the next time", async () => {
       const cache = newCache();
       const user = await addUser(here.db, 'pager');

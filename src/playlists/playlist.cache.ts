@@ -63,9 +63,9 @@ export interface AnswerReads {
  *
  * An answer depends on its playlist being there, for this owner (a delete can come through the API, a user's
  * removal, any instance or the command line), and on the catalog version (counted up by a trigger whenever an import
- * changes a song's text). Entries are keyed by playlist id and hold their owner: another user's request never hits,
- * so it costs what a request for a playlist that never existed costs. An entry is served only once the database has
- * confirmed that it is current:
+ * changes a song's text). Entries are keyed by playlist id and hold their owner: another user's request never hits
+ * nor makes an entry recent, so it costs what a request for a playlist that never existed costs and leaves the cache
+ * as it was. An entry is served only once the database has confirmed that it is current:
  *
  * - a page: its ids are read from the database, with the catalog version in the same statement (this door adds the
  *   column to the caller's query), so a deleted playlist is never among them;
@@ -167,11 +167,16 @@ export class PlaylistCache {
     this.#generation += 1;
   }
 
-  /** The entry, if it is the owner's, read at this catalog version and (PostgreSQL) at this playlist version. */
+  /**
+   * The entry, if it is the owner's, read at this catalog version and (PostgreSQL) at this playlist version. Only an
+   * entry served makes it recent: another user's request leaves the cache exactly as it was.
+   */
   #kept(ownerId: number, id: number, catalog: number, version: number | undefined): Entry | undefined {
-    const entry = this.#entries?.get(id);
+    const entry = this.#entries?.peek(id);
     if (entry?.ownerId !== ownerId || entry.catalog !== catalog) return undefined;
-    return version === undefined || entry.version === version ? entry : undefined;
+    if (version !== undefined && entry.version !== version) return undefined;
+    this.#entries?.get(id);
+    return entry;
   }
 
   #keep(

@@ -36,9 +36,19 @@ export function expectColour(actual: [number, number, number], expected: string,
   expect(worst, `${where}: got rgb(${actual.join(', ')}), expected ${expected}`).toBeLessThanOrEqual(tolerance);
 }
 
-/** How many covers the app has drawn so far, from its Prometheus metrics. */
-export async function coverRenders(app: FastifyInstance): Promise<number> {
+/** The sum of a counter's values (over all its labels) in the app's Prometheus metrics. */
+async function counter(app: FastifyInstance, name: string): Promise<number> {
   const metrics = await app.inject({ method: 'GET', url: '/metrics' });
-  const counts = [...metrics.body.matchAll(/^mixtape_cover_renders_total\{[^}]*\} (\d+)$/gm)];
+  const counts = [...metrics.body.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'gm'))];
   return counts.reduce((sum, [, n]) => sum + Number(n), 0);
+}
+
+/** How many covers the app has drawn so far, from its Prometheus metrics. */
+export function coverRenders(app: FastifyInstance): Promise<number> {
+  return counter(app, 'mixtape_cover_renders_total');
+}
+
+/** How many covers the app has answered from its in-memory cache so far, from its Prometheus metrics. */
+export function coverCacheHits(app: FastifyInstance): Promise<number> {
+  return counter(app, 'mixtape_cover_cache_hits_total');
 }
