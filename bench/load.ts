@@ -7,6 +7,9 @@ export interface BenchRequest {
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
+  /** autocannon's hooks, for a request that depends on earlier answers (an edit's `If-Match`). */
+  readonly setupRequest?: (request: BenchRequest) => BenchRequest;
+  readonly onResponse?: (status: number, body: string, context: unknown, headers: Record<string, string>) => void;
 }
 
 export interface LoadOptions {

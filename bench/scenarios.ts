@@ -84,6 +84,34 @@ function expect200(answer: Answer): string | undefined {
   return answer.status === 200 ? undefined : `status ${answer.status}: ${answer.body.toString('utf8').slice(0, 300)}`;
 }
 
+/**
+ * The edit scenario's requests: append one song to one of the caller's ten-song playlists, with `If-Match` set to
+ * the ETag the last answer for that playlist gave (`*` the first time), as a client that keeps its copy up to date
+ * does. 2000 playlists share the load, so none comes near the songs limit and two connections rarely edit the same
+ * one at once (the loser of such a race answers 412 and is counted as non-2xx).
+ */
+function appends({ meta, users, random }: ScenarioContext): ScenarioRequest[] {
+  const etags = new Map<number, string>();
+  return users
+    .flatMap((user) =>
+      user.tenSongPlaylistIds.map((id): ScenarioRequest => {
+        const headers = { ...authorization(user, meta.password), 'content-type': 'application/json' };
+        return {
+          method: 'POST',
+          path: `/v3/playlist/${id}/songs`,
+          headers,
+          body: JSON.stringify({ songIds: [random.between(1, meta.params.songs)] }),
+          user,
+          setupRequest: (request) => ({ ...request, headers: { ...headers, 'if-match': etags.get(id) ?? '*' } }),
+          onResponse: (_status, _body, _context, answered) => {
+            if (answered.etag !== undefined) etags.set(id, answered.etag);
+          },
+        };
+      }),
+    )
+    .slice(0, VARIANTS);
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'get',
@@ -161,6 +189,17 @@ export const SCENARIOS: readonly Scenario[] = [
       return (
         expect200(answer) ?? (songs === NEW_PLAYLIST_SONGS ? undefined : `expected 10 songs, got ${songs ?? 'none'}`)
       );
+    },
+  },
+  {
+    name: 'edit',
+    description: "POST /v3/playlist/{id}/songs with If-Match: one song appended to one of the caller's playlists",
+    requests: appends,
+    check: (answer) => {
+      const songs = songCount(parse(answer));
+      if (expect200(answer) !== undefined) return expect200(answer);
+      if (answer.headers.etag === undefined) return 'no ETag';
+      return songs !== undefined && songs > 10 ? undefined : `expected more than 10 songs, got ${songs ?? 'none'}`;
     },
   },
 ];
