@@ -2,8 +2,9 @@ import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { playlistDocument } from '../src/search/search-text.js';
 import type { DatasetMeta } from './dataset.js';
-import { BULK_TABLES, META_TABLE, type DatasetStore, type DatasetWriter } from './store.js';
+import { BULK_TABLES, EDITED_PLAYLIST_SONGS, META_TABLE, type DatasetStore, type DatasetWriter } from './store.js';
 
 /** Songs per INSERT: the arrays are sent as one text parameter each, so this only bounds a statement's size. */
 const SONG_CHUNK = 10_000;
@@ -71,6 +72,26 @@ export function postgresStore(adminUrl: string, database: string): DatasetStore 
           [meta.lastPlaylistId],
         );
         await client.query('DELETE FROM deleted_playlists');
+        const edited = await client.query<{ id: string; name: string }>(
+          'SELECT id, name FROM playlists WHERE id <= $1 AND version > 1',
+          [meta.lastPlaylistId],
+        );
+        for (const { id, name } of edited.rows) {
+          await client.query('DELETE FROM playlist_songs WHERE playlist_id = $1 AND position >= $2', [
+            id,
+            EDITED_PLAYLIST_SONGS,
+          ]);
+          const songs = await client.query<{ title: string; artist: string; genre: string }>(
+            `SELECT s.title, s.artist, s.genre FROM playlist_songs ps JOIN songs s ON s.id = ps.song_id
+             WHERE ps.playlist_id = $1 ORDER BY ps.position`,
+            [id],
+          );
+          await client.query('UPDATE playlist_documents SET doc = $1 WHERE playlist_id = $2', [
+            playlistDocument(name, songs.rows),
+            id,
+          ]);
+          await client.query('UPDATE playlists SET version = 1 WHERE id = $1', [id]);
+        }
         // Cascades to the entries and the search documents.
         const removed = await client.query('DELETE FROM playlists WHERE id > $1', [meta.lastPlaylistId]);
         await client.query('COMMIT');

@@ -4,8 +4,9 @@ import SQLite from 'better-sqlite3';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { playlistDocument } from '../src/search/search-text.js';
 import type { DatasetMeta } from './dataset.js';
-import { BULK_TABLES, META_TABLE, type DatasetStore, type DatasetWriter } from './store.js';
+import { BULK_TABLES, EDITED_PLAYLIST_SONGS, META_TABLE, type DatasetStore, type DatasetWriter } from './store.js';
 
 const FILES = (file: string) => [file, `${file}-wal`, `${file}-shm`];
 
@@ -69,6 +70,23 @@ export function sqliteStore(file: string): DatasetStore {
             )
             .run(meta.lastPlaylistId, meta.lastPlaylistId);
           sqlite.prepare('DELETE FROM deleted_playlists').run();
+          const edited = sqlite
+            .prepare('SELECT id, name FROM playlists WHERE id <= ? AND version > 1')
+            .all(meta.lastPlaylistId) as { id: number; name: string }[];
+          const songsOf = sqlite.prepare(
+            `SELECT s.title, s.artist, s.genre FROM playlist_songs ps JOIN songs s ON s.id = ps.song_id
+             WHERE ps.playlist_id = ? ORDER BY ps.position`,
+          );
+          for (const { id, name } of edited) {
+            sqlite
+              .prepare('DELETE FROM playlist_songs WHERE playlist_id = ? AND position >= ?')
+              .run(id, EDITED_PLAYLIST_SONGS);
+            const songs = songsOf.all(id) as { title: string; artist: string; genre: string }[];
+            sqlite
+              .prepare('UPDATE playlist_documents SET doc = ? WHERE playlist_id = ?')
+              .run(playlistDocument(name, songs), id);
+            sqlite.prepare('UPDATE playlists SET version = 1 WHERE id = ?').run(id);
+          }
           return sqlite.prepare('DELETE FROM playlists WHERE id > ?').run(meta.lastPlaylistId).changes;
         })();
         sqlite.pragma('wal_checkpoint(TRUNCATE)');

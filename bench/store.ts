@@ -30,6 +30,12 @@ export interface DatasetWriter {
   storeMeta(meta: DatasetMeta): Promise<void>;
 }
 
+/**
+ * The edit scenario appends songs to the ten-song playlists: a reset cuts them back to their first ten entries, puts
+ * their version back to 1 and writes their search documents again.
+ */
+export const EDITED_PLAYLIST_SONGS = 10;
+
 /** The tables whose secondary indexes are dropped during the bulk load and rebuilt after it, from their own DDL. */
 export const BULK_TABLES = ['playlists', 'playlist_songs', 'playlist_documents'] as const;
 
