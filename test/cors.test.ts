@@ -10,7 +10,15 @@ const OTHER = 'https://elsewhere.example';
 
 /** Answer headers a page reads without their being exposed, and those that only speak to the browser or the hop. */
 const ALWAYS_READABLE = new Set(['cache-control', 'content-language', 'content-length', 'content-type', 'expires']);
-const NOT_FOR_SCRIPT = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'vary']);
+// Meant for the browser itself, not for a page's script: the cover's Content-Security-Policy among them.
+const NOT_FOR_SCRIPT = new Set([
+  'date',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'vary',
+  'content-security-policy',
+]);
 const isForScript = (name: string): boolean =>
   !ALWAYS_READABLE.has(name) &&
   !NOT_FOR_SCRIPT.has(name) &&
