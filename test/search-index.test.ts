@@ -41,7 +41,7 @@ describeEachDatabase('search plan on %s', (t, dialect) => {
           ? /USING PRIMARY KEY \(owner_id=\? AND playlist_id>\?\)/
           : /Index Scan using playlist_documents_pk on playlist_documents d[^\n]*\n\s+Index Cond: \(\(ROW\(owner_id, playlist_id\) > ROW\('\d+'::bigint, '\d+'::bigint\)\) AND \(owner_id = '\d+'::bigint\)\)/,
       );
-      expect(plan, plan).not.toMatch(/SCAN d\b|Seq Scan/);
+      expect(plan, plan).not.toMatch(/SCAN d\b|Seq Scan on playlist_documents/);
     }
   });
 });

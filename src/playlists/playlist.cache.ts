@@ -24,7 +24,8 @@ type BigintColumn = number | string;
 /**
  * The catalog version as a column, read in the same statement (and so the same snapshot) as the rows it comes with.
  */
-const catalogVersion = sql<BigintColumn>`(SELECT version FROM catalog_version)`.as('catalog_version');
+/** The catalog's version, selected in the statement that reads a page's ids (see `page` and `pageOfIds`). */
+export const catalogVersion = sql<BigintColumn>`(SELECT version FROM catalog_version)`.as('catalog_version');
 
 /** A playlist with the version of it that was read (NaN: not known, so not kept). */
 export type VersionedPlaylist = PlaylistWithSongs & { readonly version: number };
@@ -142,12 +143,37 @@ export class PlaylistCache {
     const rows = await query.select(catalogVersion).$castTo<R & { catalog_version: BigintColumn }>().execute();
     const first = rows[0];
     if (first === undefined) return { rows, answers: [] };
-    const catalog = Number(first.catalog_version);
+    return { rows, answers: await this.#answersOf(ownerId, rows, Number(first.catalog_version)) };
+  }
+
+  /**
+   * The current answers of the owner's playlists whose ids `read` finds, in its order: as `page`, for a read that
+   * is not one query (a search's slices). `read` selects `catalogVersion` in the first statement that reads ids.
+   */
+  async pageOfIds<T>(
+    ownerId: number,
+    read: () => Promise<{ ids: readonly number[]; catalogVersion: BigintColumn | undefined; more: T }>,
+  ): Promise<{ answers: PlaylistAnswer[]; more: T }> {
+    if (this.#db.dialect === 'sqlite') await this.#caughtUp();
+    const { ids, catalogVersion: catalog, more } = await read();
+    if (ids.length === 0 || catalog === undefined) return { answers: [], more };
+    return {
+      answers: await this.#answersOf(
+        ownerId,
+        ids.map((id) => ({ id })),
+        Number(catalog),
+      ),
+      more,
+    };
+  }
+
+  /** The answers of these rows' playlists, read at this catalog version, from memory where they are current. */
+  async #answersOf(ownerId: number, rows: readonly PageRow[], catalog: number): Promise<PlaylistAnswer[]> {
     this.#observe(catalog);
     const versions = await this.#currentVersions(rows.map((row) => row.id));
     const kept = rows.map((row) => this.#kept(ownerId, row.id, catalog, versions?.get(row.id)));
     const wanted = rows.flatMap((row, i) => (kept[i] === undefined ? [row.id] : []));
-    if (wanted.length === 0) return { rows, answers: kept as Entry[] };
+    if (wanted.length === 0) return kept as Entry[];
 
     const generation = this.#generation;
     const read = await this.#reads.playlists(ownerId, wanted);
@@ -158,7 +184,7 @@ export class PlaylistCache {
       if (read.catalog === catalog)
         this.#keep(ownerId, playlist.id, answers[i]!, catalog, playlist.version, generation);
     });
-    return { rows, answers: rows.flatMap((row, i) => kept[i] ?? built.get(row.id) ?? []) };
+    return rows.flatMap((row, i) => kept[i] ?? built.get(row.id) ?? []);
   }
 
   /** This process deleted or edited the playlist. */

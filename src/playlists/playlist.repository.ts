@@ -138,11 +138,6 @@ export function pageOfPlaylists(db: Q, ownerId: number, limit: number, offset: n
     .offset(offset);
 }
 
-/** The query of these playlists' ids, in playlist order (a page of search matches). */
-export function playlistsWithIds(db: Q, ids: readonly number[]) {
-  return db.selectFrom('playlists as p').select('p.id').where('p.id', 'in', ids).orderBy('p.id');
-}
-
 export async function countPlaylists(db: Q, ownerId: number): Promise<number> {
   const row = await db.selectFrom('users').select('playlist_count').where('id', '=', ownerId).executeTakeFirst();
   return row?.playlist_count ?? 0;

@@ -161,11 +161,12 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number, sear
             `letters); it may be at most ${limits.searchMaxLength}.`,
         );
       }
-      const ids = await search.matching(userId, words);
-      const pageIds = ids.slice(offset, offset + limit);
-      if (pageIds.length === 0) return page([], ids.length);
-      const found = await cache.page(userId, playlists.playlistsWithIds(q, pageIds));
-      return page(found.answers, ids.length);
+      // One read finds the page and the total (a page past the end costs no second count).
+      const found = await cache.pageOfIds(userId, async () => {
+        const { ids, catalogVersion } = await search.matching(userId, words);
+        return { ids: ids.slice(offset, offset + limit), catalogVersion, more: ids.length };
+      });
+      return page(found.answers, found.more);
     },
   };
 }

@@ -4,6 +4,7 @@ import { Bounded } from '../concurrency/bounded.js';
 import type { Db, Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
+import { catalogVersion } from '../playlists/playlist.cache.js';
 import { characterCount, containsPattern, playlistDocument } from './search-text.js';
 
 /**
@@ -63,7 +64,12 @@ function slice(db: Q, dialect: Dialect, ownerId: number, words: readonly string[
         : sql<boolean>`instr(d.doc, ${word}) > 0`;
   return db
     .selectFrom('playlist_documents as d')
-    .select(['d.playlist_id as id', sql<number | boolean>`${sql.join(words.map(contains), sql` AND `)}`.as('hit')])
+    .select([
+      'd.playlist_id as id',
+      sql<number | boolean>`${sql.join(words.map(contains), sql` AND `)}`.as('hit'),
+      // The first slice reads the catalog's version with the ids, for the answers built from them (see pageOfIds).
+      after === 0 ? catalogVersion : sql<null>`NULL`.as('catalog_version'),
+    ])
     .where('d.owner_id', '=', ownerId)
     .where(
       dialect === 'sqlite'
@@ -88,10 +94,11 @@ export function playlistSearch(db: Db, settings: SearchSettings) {
   const oneAtATime = () =>
     ApiError.tooManyRequests(1, 'Your previous searches are still running; wait for their answers first.');
 
-  /** The ids of the owner's playlists that contain every word, in playlist order. */
-  async function matchingIds(ownerId: number, words: readonly string[]): Promise<number[]> {
+  /** The ids of the owner's playlists that contain every word, in playlist order, and the catalog's version. */
+  async function matchingIds(ownerId: number, words: readonly string[]): Promise<Matches> {
     const deadline = performance.now() + settings.timeoutMs;
     const ids: number[] = [];
+    let catalog: number | string | undefined;
     let after = 0;
     let size = SLICE_FIRST;
     let held = performance.now();
@@ -100,8 +107,9 @@ export function playlistSearch(db: Db, settings: SearchSettings) {
       const rows = await slice(db.kysely, db.dialect, ownerId, words, after, size).execute();
       const finished = performance.now();
       for (const row of rows) if (Number(row.hit) === 1) ids.push(row.id);
+      catalog ??= rows[0]?.catalog_version ?? undefined;
       const last = rows[rows.length - 1];
-      if (last === undefined || rows.length < size) return ids;
+      if (last === undefined || rows.length < size) return { ids, catalogVersion: catalog };
       if (finished > deadline) {
         throw ApiError.unavailable(
           `This search read your playlists for longer than ${settings.timeoutMs / 1000} s and was stopped; ` +
@@ -119,8 +127,11 @@ export function playlistSearch(db: Db, settings: SearchSettings) {
   }
 
   return {
-    /** The ids of the owner's playlists that contain every (normalised) word, in playlist order. */
-    async matching(ownerId: number, words: readonly string[]): Promise<number[]> {
+    /**
+     * The ids of the owner's playlists that contain every (normalised) word, in playlist order, with the catalog's
+     * version read in the same statement as the first of them (undefined when the owner has no playlist).
+     */
+    async matching(ownerId: number, words: readonly string[]): Promise<Matches> {
       let mine = perUser.get(ownerId);
       if (mine === undefined) {
         mine = new Bounded({ limit: 1, queue: 1, refuse: oneAtATime });
@@ -137,6 +148,12 @@ export function playlistSearch(db: Db, settings: SearchSettings) {
 }
 
 export type PlaylistSearch = ReturnType<typeof playlistSearch>;
+
+/** What a search found: every matching playlist id, in order, and the catalog version read with them. */
+export interface Matches {
+  readonly ids: number[];
+  readonly catalogVersion: number | string | undefined;
+}
 
 /** The playlist's search document, in the transaction that creates the playlist. */
 export async function addPlaylistDocument(db: Q, ownerId: number, playlistId: number, doc: string): Promise<void> {
