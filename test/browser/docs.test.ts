@@ -44,6 +44,9 @@ describe('the /docs page, in Chromium', () => {
       'Create a playlist',
       'Get one of your playlists',
       'Delete one of your playlists',
+      'Edit a playlist',
+      'Replace a playlist',
+      'Add songs to a playlist',
       "Get a playlist's cover image",
       'Import a playlist file',
       'List or search the song catalog',
@@ -56,7 +59,7 @@ describe('the /docs page, in Chromium', () => {
     expect(await aliases.count()).toBe(0);
     await page.locator('#operations-tag-Aliases').click();
     await page.locator('#operations-Aliases-getimagePlural').waitFor();
-    expect(await aliases.count()).toBe(6);
+    expect(await aliases.count()).toBe(9);
     expect(await page.locator('#operations-Aliases-getimagePlural .opblock-summary-description').innerText()).toBe(
       'Alias of GET /v3/playlist/{playlist-id}/image',
     );
@@ -83,6 +86,23 @@ describe('the /docs page, in Chromium', () => {
       .locator('img')
       .evaluate(async (image: HTMLImageElement) => (await image.decode(), image.naturalWidth));
     expect(width).toBe(600);
+  });
+
+  it('adds a song from "Try it out", and answers the playlist with its new ETag', async () => {
+    const { page } = docs;
+    const add = page.locator('#operations-Your_Library-addplaylistsongs');
+    await add.locator('.opblock-summary-control').click();
+    await add.locator('button.try-out__btn').click();
+    await add.locator('input[placeholder="playlist-id"]').fill(String(playlistId));
+    await add.locator('textarea.body-param__text').fill(JSON.stringify({ songIds: [7], position: 0 }));
+    await add.locator('button.execute').click();
+    const answer = add.locator('.live-responses-table .response');
+    await answer.locator('.response-col_status').waitFor();
+    expect((await answer.locator('.response-col_status').innerText()).trim()).toBe('200');
+    // The body (pretty-printed, the new song first) and the headers, among them the new ETag.
+    const shown = await answer.locator('.response-col_description').innerText();
+    expect(shown).toMatch(/"songs": \[\s*\{\s*"id": 7,/);
+    expect(shown).toMatch(/etag: "[^"]+"/);
   });
 
   it('reported no console error, uncaught exception or blocked content', () => {
