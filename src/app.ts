@@ -90,8 +90,15 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   collectMetrics(app, registry);
   registerErrorHandling(app, limits.bodyBytes);
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins);
-  if (config.rateLimitPerMinute > 0)
-    await registerRateLimit(app, config.rateLimitPerMinute, config.server.ipv6PrefixBits);
+  if (config.rateLimitPerMinute > 0) {
+    await registerRateLimit(app, {
+      perMinute: config.rateLimitPerMinute,
+      ipv6PrefixBits: config.server.ipv6PrefixBits,
+      redisUrl: config.redisUrl,
+    });
+  } else if (config.redisUrl !== undefined) {
+    app.log.warn('REDIS_URL is set but MIXTAPE_RATE_LIMIT is 0: there is no rate limit, and Redis is not used');
+  }
   await registerCompression(app);
   await registerOpenApi(app);
 

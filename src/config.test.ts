@@ -121,6 +121,9 @@ describe('loadConfig', () => {
       [{ MIXTAPE_PLAYLIST_LOCATION: '{base}/song' }, /^MIXTAPE_PLAYLIST_LOCATION /],
       [{ MIXTAPE_PLAYLIST_LOCATION: '{base}/{title}/{id}' }, /^MIXTAPE_PLAYLIST_LOCATION /],
       [{ MIXTAPE_PLAYLIST_LOCATION: '{base}/a b/{id}' }, /^MIXTAPE_PLAYLIST_LOCATION /],
+      [{ REDIS_URL: '127.0.0.1:6379' }, /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
+      [{ REDIS_URL: 'http://127.0.0.1:6379' }, /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
+      [{ REDIS_URL: 'redis://127.0.0.1:6379/cache' }, /^REDIS_URL may end with a database number/],
     ];
     for (const [env, message] of cases) {
       expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);
@@ -128,8 +131,25 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads REDIS_URL, and never repeats it in an error (it may hold a password)', () => {
+    expect(loadConfig({}).redisUrl).toBeUndefined();
+    expect(loadConfig({ REDIS_URL: ' redis://:secret@cache.internal:6380/2 ' }).redisUrl).toBe(
+      'redis://:secret@cache.internal:6380/2',
+    );
+    expect(loadConfig({ REDIS_URL: 'rediss://cache.internal' }).redisUrl).toBe('rediss://cache.internal');
+    expect(() => loadConfig({ REDIS_URL: 'https://:secret@cache.internal' })).not.toThrow(/secret/);
+    expect(() => loadConfig({ REDIS_URL: 'https://:secret@cache.internal' })).toThrow(ConfigError);
+  });
+
   it("gives a child service the parent's environment without the parent's service settings", () => {
-    const parent = { PATH: '/bin', MIXTAPE_PAGE_MAX: '5', DATABASE_URL: 'x', PORT: '1', NODE_OPTIONS: '--inspect' };
+    const parent = {
+      PATH: '/bin',
+      MIXTAPE_PAGE_MAX: '5',
+      DATABASE_URL: 'x',
+      PORT: '1',
+      NODE_OPTIONS: '--inspect',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+    };
     expect(serviceEnvironment(parent, { PORT: '2', LOG_LEVEL: 'warn' })).toEqual({
       PATH: '/bin',
       PORT: '2',

@@ -91,6 +91,11 @@ export interface Config {
   readonly server: ServerConfig;
   /** Requests per minute per client address; 0 switches general rate limiting off. */
   readonly rateLimitPerMinute: number;
+  /**
+   * The Redis that instances share the rate limit through (`REDIS_URL`, `redis://` or `rediss://`); undefined: each
+   * instance counts on its own.
+   */
+  readonly redisUrl: string | undefined;
   readonly corsOrigins: readonly string[];
   /**
    * Which proxies' `X-Forwarded-For` is believed: none (false), the nearest N hops, or these addresses and ranges
@@ -129,7 +134,7 @@ export function serviceEnvironment(parent: Env, settings: Readonly<Record<string
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(parent)) {
     if (value === undefined || key.startsWith('MIXTAPE_') || key.startsWith('DATABASE_')) continue;
-    if (['NODE_OPTIONS', 'PORT', 'HOST', 'LOG_LEVEL'].includes(key)) continue;
+    if (['NODE_OPTIONS', 'PORT', 'HOST', 'LOG_LEVEL', 'REDIS_URL'].includes(key)) continue;
     env[key] = value;
   }
   return { ...env, ...settings };
@@ -198,6 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
       ipv6PrefixBits,
     },
     rateLimitPerMinute: read.int('MIXTAPE_RATE_LIMIT', 0, 0, 10_000_000),
+    redisUrl: parseRedisUrl(env.REDIS_URL),
     corsOrigins: read.list('MIXTAPE_CORS_ORIGINS'),
     trustProxy: parseTrustProxy(env.MIXTAPE_TRUST_PROXY),
     shutdownTimeoutMs: read.int('MIXTAPE_SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 3600) * 1000,
@@ -236,6 +242,26 @@ function parseDatabaseUrl(url: string, poolSize = 10): DatabaseLocation {
     return { dialect: 'sqlite', file, url };
   }
   throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres:// (got "${url.split(':')[0] ?? ''}:…")`);
+}
+
+function parseRedisUrl(value: string | undefined): string | undefined {
+  const text = value?.trim() ?? '';
+  if (text === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  // The value may hold a password: the message does not repeat it.
+  if (url === undefined || !['redis:', 'rediss:'].includes(url.protocol) || url.hostname === '') {
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL with a host (redis://127.0.0.1:6379)');
+  }
+  const database = url.pathname.replace(/^\//, '');
+  if (database !== '' && !/^\d{1,2}$/.test(database)) {
+    throw new ConfigError('REDIS_URL may end with a database number only (redis://127.0.0.1:6379/0)');
+  }
+  return text;
 }
 
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];

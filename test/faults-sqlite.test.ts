@@ -11,8 +11,8 @@ import { call, eventually, isErrorBody, type Answer } from './helpers/traffic.js
 
 /**
  * SQLite faults against the real service: a disk that fills up or turns read-only, and another process that holds
- * the write lock. Writes answer 503 with Retry-After and the original error in the log, reads and /healthz keep
- * answering, /readyz tells, and service resumes by itself once the disk is back.
+ * the write lock. Writes (and sign-ins, each counted by a write) answer 503 with Retry-After and the original error
+ * in the log, reads and /healthz keep answering, /readyz tells, and service resumes by itself once the disk is back.
  */
 
 const SECURITY = basic('disk', 'full');
@@ -162,6 +162,8 @@ describe('another process holding the SQLite write lock', () => {
       });
 
       const write = create(server, 'while locked');
+      // A sign-in that cannot be counted is not checked: 503, never a 401 or 200 that skipped the count.
+      const signIn = call(`${server.url}/v3/playlist`, { headers: { security: basic('disk', 'a guess') } });
       const health: Answer[] = [];
       for (let i = 0; i < 10; i++) health.push(await call(`${server.url}/healthz`));
       const read = await call(`${server.url}/v3/playlist/${id}`, { headers });
@@ -177,9 +179,15 @@ describe('another process holding the SQLite write lock', () => {
       expect(written.ms).toBeGreaterThan(900);
       expect(written.ms).toBeLessThan(4000);
       expect(await loggedCode(server, written)).toMatch(/^SQLITE_BUSY/);
+      const refused = await signIn;
+      expectUnavailable(refused);
+      expect(await loggedCode(server, refused)).toMatch(/^SQLITE_BUSY/);
 
       await new Promise((resolve) => holder.once('exit', resolve));
       expect((await create(server, 'after the lock')).status).toBe(200);
+      expect(
+        (await call(`${server.url}/v3/playlist`, { headers: { security: basic('disk', 'a guess') } })).status,
+      ).toBe(401);
     } finally {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });

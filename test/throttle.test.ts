@@ -1,42 +1,16 @@
-import { request, Agent } from 'node:http';
+import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { basic, createTestApp } from './helpers/app.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
 import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
-import { isErrorBody } from './helpers/traffic.js';
+import { getFrom, isErrorBody, type Reply } from './helpers/traffic.js';
 
 /**
  * The sign-in throttle against the real service, with clients on distinct loopback addresses: a guesser spends
  * its own budget and never the owner's, concurrent guesses are counted before they are hashed, hashing is bounded,
  * and a client cannot escape its budget by writing X-Forwarded-For.
  */
-
-interface Reply {
-  readonly status: number;
-  readonly ms: number;
-  readonly body: string;
-  readonly retryAfter: string | undefined;
-}
-
-/** A GET from a given loopback source address. */
-function getFrom(url: string, from: string, headers: Record<string, string>, agent?: Agent): Promise<Reply> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(url, { localAddress: from, headers, agent, timeout: 30_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => {
-        const retry = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body, retryAfter: retry });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 const count = (replies: readonly Reply[], status: number) => replies.filter((r) => r.status === status).length;
 

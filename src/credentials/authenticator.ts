@@ -37,9 +37,9 @@ const WRONG = 'The user name or password is wrong.';
  * cached, keyed by an HMAC of the credential with a per-process key; a cached entry is checked against the
  * database again after `recheckMs`, so a password change or removal reaches every instance within that time.
  *
- * A credential that is not cached is a sign-in attempt: it is counted by the throttle before its hash is computed
- * (429 once a budget is spent), and hashes are computed a few at a time (each takes about 32 MB and 60 ms), with a
- * short queue; beyond it, 503.
+ * A credential that is not cached is a sign-in attempt: it is counted by the throttle, in the database that every
+ * instance shares, before its hash is computed (429 once a budget is spent), and hashes are computed a few at a
+ * time (each takes about 32 MB and 60 ms), with a short queue; beyond it, 503.
  */
 export class Authenticator {
   private readonly key = new HmacKey(randomBytes(32));
@@ -55,7 +55,7 @@ export class Authenticator {
     private readonly now: () => number = Date.now,
   ) {
     this.verified = new LRUCache({ max: config.cacheSize });
-    this.throttle = new SignInThrottle(config.throttle, now);
+    this.throttle = new SignInThrottle(db, config.throttle, now);
     this.hashing = new Bounded({
       limit: config.hashConcurrency,
       queue: config.hashQueue,
@@ -92,13 +92,13 @@ export class Authenticator {
         throw unauthorized('The credential is malformed: send Basic base64(user:password).');
       case 'too-long':
         // Never hashed, but counted like any wrong password.
-        this.throttle.finished(this.begin(result.name, address));
+        this.throttle.finished(await this.begin(result.name, address));
         throw unauthorized(WRONG);
       case 'ok':
         break;
     }
     const { credential } = result;
-    const name = this.userName(credential.name, address);
+    const name = await this.userName(credential.name, address);
     const cacheKey = this.key.digest(credential.secret);
     const cached = this.verified.get(cacheKey);
     if (cached !== undefined && (await this.stillValid(cached))) {
@@ -124,25 +124,25 @@ export class Authenticator {
    * The name as users are stored (NFC), so that either form of `josé` signs in as the one user and spends one
    * budget. A name that no user can have is counted as a failed attempt and answered with the rule it breaks.
    */
-  private userName(given: string, address: string): string {
+  private async userName(given: string, address: string): Promise<string> {
     try {
       return userName(given);
     } catch (error) {
       if (!(error instanceof UserError)) throw error;
-      this.throttle.finished(this.begin(given, address));
+      this.throttle.finished(await this.begin(given, address));
       throw unauthorized(error.message);
     }
   }
 
   /** One sign-in attempt: counted, then the password checked; the user, or undefined for a wrong credential. */
   private async signIn(name: string, password: string, address: string): Promise<Verified | undefined> {
-    const attempt = this.begin(name, address);
+    const attempt = await this.begin(name, address);
     try {
       const user = await findUserByName(this.db.kysely, name);
       const stored = user?.password_hash ?? (await this.dummyHash);
       const ok = await this.hashing.run(() => verifyPassword(password, stored));
       if (user === undefined || !ok) return undefined;
-      this.throttle.succeeded(attempt);
+      await this.throttle.succeeded(attempt);
       return { userId: user.id, name: user.name, passwordHash: user.password_hash, checkedAt: this.now() };
     } finally {
       this.throttle.finished(attempt);
@@ -150,8 +150,8 @@ export class Authenticator {
   }
 
   /** Counts a sign-in attempt as failed until it succeeds; 429 when a budget is spent. */
-  private begin(name: string, address: string): Attempt {
-    const attempt = this.throttle.begin(name, address);
+  private async begin(name: string, address: string): Promise<Attempt> {
+    const attempt = await this.throttle.begin(name, address);
     if ('retryAfterSeconds' in attempt) {
       throw ApiError.tooManyRequests(
         attempt.retryAfterSeconds,

@@ -8,6 +8,7 @@ import * as serving from './migrations/2026-11-24-serving.js';
 import * as songTitles from './migrations/2026-11-25-song-titles.js';
 import * as playlistVersions from './migrations/2026-11-27-playlist-versions.js';
 import * as ownerSearch from './migrations/2026-11-28-owner-search.js';
+import * as signInBudgets from './migrations/2026-11-29-sign-in-budgets.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -17,6 +18,7 @@ const MIGRATIONS = {
   '2026-11-25-song-titles': songTitles,
   '2026-11-27-playlist-versions': playlistVersions,
   '2026-11-28-owner-search': ownerSearch,
+  '2026-11-29-sign-in-budgets': signInBudgets,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

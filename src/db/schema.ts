@@ -11,6 +11,7 @@ export interface Database {
   catalog_version: CatalogVersionTable;
   /** SQLite only. */
   playlist_changes: PlaylistChangeTable;
+  sign_in_budgets: SignInBudgetTable;
 }
 
 export interface UserTable {
@@ -69,6 +70,17 @@ export interface CatalogVersionTable {
 export interface PlaylistChangeTable {
   seq: Generated<number>;
   playlist_id: number;
+}
+
+/**
+ * A failed sign-in budget and its failures until `expires_at` (Unix ms), or an address known for a name until then
+ * (failures 0); `key` is the kind and a digest of what is counted (see credentials/budget.repository.ts).
+ */
+export interface SignInBudgetTable {
+  key: string;
+  failures: number;
+  /** A bigint on PostgreSQL, read with Number(). */
+  expires_at: ColumnType<number | string, number, number>;
 }
 
 export type UserRow = Selectable<UserTable>;

@@ -1,3 +1,5 @@
+import { request, type Agent } from 'node:http';
+
 /** Small HTTP clients for the fault and abuse tests: every call bounded in time. */
 
 export interface Answer {
@@ -58,4 +60,30 @@ export function isErrorBody(body: string): boolean {
   } catch {
     return false;
   }
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly ms: number;
+  readonly body: string;
+  readonly retryAfter: string | undefined;
+}
+
+/** A GET from a given loopback source address. */
+export function getFrom(url: string, from: string, headers: Record<string, string>, agent?: Agent): Promise<Reply> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(url, { localAddress: from, headers, agent, timeout: 30_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        const retry = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body, retryAfter: retry });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
 }
