@@ -31,6 +31,32 @@ for (const dialect of DIALECTS) {
     const get = (id: number, security: string) =>
       t.app.inject({ method: 'GET', url: `/v3/playlist/${id}`, headers: { security } });
 
+    it('a create answers the ETag GET gives, so that the first edit can be conditional', async () => {
+      const security = await t.addUser();
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/v3/playlist',
+        headers: { security, 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'Fresh', songIds: [1, 2] }),
+      });
+      expect(created.statusCode).toBe(200);
+      const { id } = created.json<PlaylistBody>();
+      const read = await get(id, security);
+      expect(created.headers.etag).toMatch(/^"[^"]+"$/);
+      expect(created.headers.etag).toBe(read.headers.etag);
+      const appended = await edit(
+        'POST',
+        `/v3/playlist/${id}/songs`,
+        security,
+        { songIds: [3] },
+        {
+          'if-match': String(created.headers.etag),
+        },
+      );
+      expect(appended.statusCode, appended.body).toBe(200);
+      expect(ids(appended.json())).toEqual([1, 2, 3]);
+    });
+
     it('renames and replaces songs with a merge patch; the answer is what GET then answers, with its ETag', async () => {
       const security = await t.addUser();
       const created = await createPlaylist(t.app, security, 'Before', [1, 2, 3]);

@@ -125,6 +125,10 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
         response: {
           200: json('The created playlist.', playlistRef, {
             Location: { type: 'string', description: 'The path of the new playlist.' },
+            ETag: {
+              type: 'string',
+              description: 'Strong validator of the new playlist, as GET answers it: the `If-Match` of a first edit.',
+            },
           }),
           400: BAD_REQUEST,
           409: error("The caller's playlist quota is reached."),
@@ -139,7 +143,11 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
       },
       handler: async (request, reply) => {
         const playlist = await playlists.create(request.caller.userId, request.body);
-        return reply.header('location', `/v3/playlist/${playlist.id}`).type(JSON_TYPE).send(playlist.body);
+        return reply
+          .header('location', `/v3/playlist/${playlist.id}`)
+          .header('etag', playlist.etag)
+          .type(JSON_TYPE)
+          .send(playlist.body);
       },
     },
     ALIAS_NOTE,
