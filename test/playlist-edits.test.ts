@@ -216,6 +216,11 @@ for (const dialect of DIALECTS) {
       });
       expectError(xml, 415);
       expect(xml.headers['accept-patch']).toBe('application/merge-patch+json, application/json-patch+json');
+      expect(xml.json<{ errormsg: string }>().errormsg).toMatch(/^A PATCH takes application\/merge-patch\+json/);
+      const untyped = await t.app.inject({ method: 'PATCH', url, headers: { security }, payload: 'name=x' });
+      expectError(untyped, 415);
+      expect(untyped.headers['accept-patch']).toBe(xml.headers['accept-patch']);
+      expect((await get(created.id, security)).json<PlaylistBody>().name).toBe('Typed');
       const tooMany = Array.from({ length: 1001 }, () => 1);
       expectError(await edit('PATCH', url, security, { songIds: tooMany }), 409);
     });

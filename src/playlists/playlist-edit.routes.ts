@@ -64,6 +64,20 @@ function editAnswers(limits: Limits) {
 const mediaType = (reply: FastifyReply) =>
   (reply.request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
 
+/** The body types read as a merge patch: the merge patch's own, JSON, and what create also takes. */
+const MERGE_PATCH_TYPES = [MERGE_PATCH, 'application/json', 'text/plain', 'application/x-www-form-urlencoded'];
+const otherPatchType = () =>
+  new ApiError(415, `A PATCH takes ${ACCEPT_PATCH} (or application/json as a merge patch).`, {
+    'accept-patch': ACCEPT_PATCH,
+  });
+
+/** Another body type is refused before a parser is looked for, so its 415 names the types a PATCH takes. */
+const refuseOtherPatchTypes = async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  const type = mediaType(reply);
+  if (type !== JSON_PATCH && !MERGE_PATCH_TYPES.includes(type)) throw otherPatchType();
+  return payload;
+};
+
 /** Runs the edit of the request's playlist, under its `If-Match`, and answers the edited playlist with its ETag. */
 async function sendEdit(
   editor: PlaylistEditRouteDeps['editor'],
@@ -106,6 +120,7 @@ export function playlistEditRoutes(app: FastifyInstance, deps: PlaylistEditRoute
       path,
       {
         onRequest: authenticate,
+        preParsing: refuseOtherPatchTypes,
         onSend: acceptPatch,
         schema: {
           operationId: op('patchplaylist'),
@@ -152,13 +167,8 @@ export function playlistEditRoutes(app: FastifyInstance, deps: PlaylistEditRoute
         const body = request.body;
         let change;
         if (type === JSON_PATCH) change = applyJsonPatch;
-        else if ([MERGE_PATCH, 'application/json', 'text/plain', 'application/x-www-form-urlencoded'].includes(type)) {
-          change = applyMergePatch;
-        } else {
-          throw new ApiError(415, `A PATCH takes ${ACCEPT_PATCH} (or application/json as a merge patch).`, {
-            'accept-patch': ACCEPT_PATCH,
-          });
-        }
+        else if (MERGE_PATCH_TYPES.includes(type)) change = applyMergePatch;
+        else throw otherPatchType();
         const songsSent = Array.isArray(body) ? body.length : 0;
         return sendEdit(editor, request, reply, (current) => change(current, body, limits), songsSent);
       },
