@@ -38,6 +38,7 @@ import {
 import { playlistService } from './playlists/playlist.service.js';
 import { CatalogSong, songRoutes } from './songs/song.routes.js';
 import { songService } from './songs/song.service.js';
+import { searchGate } from './search/bounded-search.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -104,14 +105,16 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
 
   const authenticate = authenticateHook(app, new Authenticator(db, config.auth));
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
-  const playlists = playlistService(db, limits, config.playlistCacheBytes, config.search);
+  // Playlist and catalog searches share one gate: one search at a time per user, a bounded number in all.
+  const searches = searchGate(config.search);
+  const playlists = playlistService(db, limits, config.playlistCacheBytes, config.search, searches);
   const files = playlistFiles(playlists, config.exports);
   playlistRoutes(routes, { playlists, limits, authenticate, files });
   playlistEditRoutes(app, { editor: playlists, limits, authenticate });
   const importer = playlistImporter(db, limits, playlists, config.exports.locationTemplate);
   playlistImportRoutes(routes, { importer, limits, authenticate });
   coverRoutes(routes, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
-  songRoutes(routes, { songs: songService(db), limits, authenticate });
+  songRoutes(routes, { songs: songService(db, limits, config.search, searches), limits, authenticate });
   opsRoutes(app, { db, registry, shutdownPhase, metricsToken: config.metricsToken });
   return app;
 }

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { ThrottlePolicy } from './credentials/throttle.js';
-import type { SearchSettings } from './search/playlist-search.js';
+import type { SearchSettings } from './search/bounded-search.js';
 /**
  * The service's settings, read once from the environment, validated and frozen.
  * Nothing else in the code base reads `process.env`.

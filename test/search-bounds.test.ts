@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { playlistDocument } from '../src/search/search-text.js';
+import { playlistDocument, searchDocument } from '../src/search/search-text.js';
 import type { TestApp } from './helpers/app.js';
 import { describeEachDatabase } from './helpers/each-database.js';
 import { createPlaylist, expectError, type PlaylistBody } from './helpers/requests.js';
@@ -174,5 +174,84 @@ describeEachDatabase('a hostile searcher beside other users on %s', (t) => {
       stop.abort();
     }
     expect(await searches).toBeGreaterThan(0);
+  });
+});
+
+/** Songs with these titles (each on an album of its own), written straight to the catalog; their ids, in order. */
+async function addSongs(t: TestApp, titles: readonly string[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (let start = 0; start < titles.length; start += 200) {
+    const batch = titles.slice(start, start + 200);
+    const made = await t.db.kysely
+      .insertInto('songs')
+      .values(
+        batch.map((title, i) => ({
+          title,
+          artist: 'Bench Artist',
+          album: `Album ${start + i}`,
+          genre: 'Test',
+          duration: 180,
+          search_doc: searchDocument([title, 'Bench Artist', `Album ${start + i}`, 'Test']),
+        })),
+      )
+      .returning('id')
+      .execute();
+    ids.push(...made.map((row) => row.id));
+  }
+  return ids;
+}
+
+const songSearch = (t: TestApp, security: string, words: string, extra = '') =>
+  t.app.inject({ url: `/v3/song?search=${encodeURIComponent(words)}${extra}`, headers: { security } });
+
+describeEachDatabase('catalog search, read a slice at a time, on %s', (t) => {
+  it('finds, pages and counts every match of a catalog read in many slices', async () => {
+    const security = await t.addUser();
+    const titles = Array.from({ length: 1500 }, (_, i) => (i % 7 === 3 ? `Wqzzy Tune ${i}` : `Plain Tune ${i}`));
+    const ids = await addSongs(t, titles);
+    const marked = ids.filter((_, i) => titles[i]!.startsWith('Wqzzy'));
+
+    const first = await songSearch(t, security, 'wqzzy', '&limit=50');
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers['x-total-count']).toBe(String(marked.length));
+    expect(first.json<{ id: number }[]>().map((song) => song.id)).toEqual(marked.slice(0, 50));
+    const last = await songSearch(t, security, 'WQZZY tune', `&limit=50&offset=${marked.length - 10}`);
+    expect(last.json<{ id: number }[]>().map((song) => song.id)).toEqual(marked.slice(-10));
+    const past = await songSearch(t, security, 'wqzzy', `&offset=${marked.length + 5}`);
+    expect(past.json()).toEqual([]);
+    expect(past.headers['x-total-count']).toBe(String(marked.length));
+    expectError(await songSearch(t, security, WIDE.repeat(40)), 400);
+  });
+});
+
+describeEachDatabase('hostile catalog searches on %s', { MIXTAPE_SEARCH_TIMEOUT_MS: '10' }, (t) => {
+  it('stops a catalog search over its time budget with 503, one at a time per user, sharing the playlist searches’ gate', async () => {
+    const trudy = await t.addUser();
+    await addSongs(
+      t,
+      Array.from({ length: 3000 }, () => WIDE.repeat(200)),
+    );
+    const hostile = `${WIDE.repeat(33)}x`;
+    // Signed in once before, so that the three requests below reach the searches in the order they are sent.
+    expect((await t.app.inject({ url: '/v3/song/1', headers: { security: trudy } })).statusCode).toBe(200);
+
+    const lone = await songSearch(t, trudy, hostile);
+    expect(expectError(lone, 503).errormsg).toMatch(/read the song catalog for longer than 0\.01 s/);
+    expect(lone.headers['retry-after']).toBe('1');
+
+    // Catalog and playlist searches share one gate: while two catalog searches of trudy's run or wait, her playlist
+    // search is refused. (Tried a few times: on a busy machine the first search may end before the third arrives.)
+    let refused: LightMyRequestResponse | undefined;
+    for (let attempt = 0; attempt < 5 && refused === undefined; attempt += 1) {
+      const replies = await Promise.all([
+        songSearch(t, trudy, hostile),
+        songSearch(t, trudy, hostile),
+        search(t, trudy, 'anything'),
+      ]);
+      for (const reply of replies) expect([200, 429, 503]).toContain(reply.statusCode);
+      refused = replies.find((reply) => reply.statusCode === 429);
+    }
+    expect(refused, 'no search was refused while another of the same user ran').toBeDefined();
+    expect(expectError(refused!, 429).errormsg).toMatch(/previous searches are still running/);
   });
 });

@@ -81,6 +81,19 @@ export const AUTHENTICATED_ERRORS = {
   ),
 };
 
+/** The errors of a list that can search: those of every authenticated call, and a search's own bounds. */
+export const SEARCHING_ERRORS = {
+  ...AUTHENTICATED_ERRORS,
+  429: error(
+    'Too many failed sign-in attempts, the configured rate limit is reached, or a search of yours is already running (searches run one at a time per user).',
+    HEADERS.retryAfter,
+  ),
+  503: error(
+    'The database cannot answer now, the service is busy or shutting down, or the search read for longer than its time limit (`MIXTAPE_SEARCH_TIMEOUT_MS`) and was stopped.',
+    HEADERS.retryAfter,
+  ),
+};
+
 export const BAD_REQUEST = error('A bad parameter, id or body: `errormsg` names the field and the rule.');
 export const NOT_FOUND = error("No such playlist for this user (another user's playlist answers the same).");
 export const GONE = error('The caller deleted this playlist.');

@@ -7,6 +7,7 @@ import { addVary } from '../http/vary.js';
 import {
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
+  SEARCHING_ERRORS,
   SECURITY,
   GONE,
   IF_NONE_MATCH_HEADER,
@@ -97,7 +98,7 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
           ),
           304: notModified('The page has not changed since the ETag sent in `If-None-Match`.', PAGE_ETAG, PAGE_HEADERS),
           400: BAD_REQUEST,
-          ...AUTHENTICATED_ERRORS,
+          ...SEARCHING_ERRORS,
         },
       },
       handler: async (request, reply) => {

@@ -6,8 +6,9 @@ import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
 import { ApiError } from '../http/errors.js';
-import { addPlaylistDocument, playlistSearch, type SearchSettings } from '../search/playlist-search.js';
-import { normalisedLength, playlistDocument, searchWords } from '../search/search-text.js';
+import { checkSearchLength, type SearchGate, type SearchSettings } from '../search/bounded-search.js';
+import { addPlaylistDocument, playlistSearch } from '../search/playlist-search.js';
+import { playlistDocument, searchWords } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
 import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
 import * as playlists from './playlist.repository.js';
@@ -40,10 +41,16 @@ const NOT_FOUND = 'No such playlist.';
  * The playlist rules: creation against the catalog and the quota, ownership, 404 and 410; and the answers, served
  * from memory when they cannot have changed (see PlaylistCache).
  */
-export function playlistService(db: Db, limits: Limits, cacheBytes: number, searchSettings: SearchSettings) {
+export function playlistService(
+  db: Db,
+  limits: Limits,
+  cacheBytes: number,
+  searchSettings: SearchSettings,
+  searchGate: SearchGate,
+) {
   const q = db.kysely;
   const cache = new PlaylistCache(db, cacheBytes);
-  const search = playlistSearch(db, searchSettings);
+  const search = playlistSearch(db, searchSettings, searchGate);
   // Long playlists being created a few at a time: each takes the event loop for a while.
   const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
   const longCreates = new Bounded({ limit: 2, queue: 256, waitMs: 10_000, refuse });
@@ -154,13 +161,7 @@ export function playlistService(db: Db, limits: Limits, cacheBytes: number, sear
         const total = found.rows[0]?.total ?? (await playlists.countPlaylists(q, userId));
         return page(found.answers, total);
       }
-      const length = normalisedLength(words);
-      if (length > limits.searchMaxLength) {
-        throw ApiError.badRequest(
-          `search is ${length} characters long once normalised (characters such as ㌖ or ﬃ stand for several ` +
-            `letters); it may be at most ${limits.searchMaxLength}.`,
-        );
-      }
+      checkSearchLength(words, limits.searchMaxLength);
       // One read finds the page and the total (a page past the end costs no second count).
       const found = await cache.pageOfIds(userId, async () => {
         const { ids, catalogVersion } = await search.matching(userId, words);

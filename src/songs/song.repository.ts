@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database, SongRow } from '../db/schema.js';
-import { containsPattern } from '../search/search-text.js';
 
 type Q = Kysely<Database>;
 
@@ -32,23 +31,23 @@ export function findSong(db: Q, id: number): Promise<CatalogSongRow | undefined>
   return db.selectFrom('songs').select(COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
-function matching(db: Q, words: readonly string[]) {
-  let query = db.selectFrom('songs');
-  for (const word of words) {
-    query = query.where(sql<boolean>`search_doc LIKE ${containsPattern(word)} ESCAPE '\\'`);
-  }
-  return query;
+/** A page of the catalog in id order. */
+export function pageOfSongs(db: Q, limit: number, offset: number): Promise<CatalogSongRow[]> {
+  return db.selectFrom('songs').select(COLUMNS).orderBy('id').limit(limit).offset(offset).execute();
 }
 
-export function searchSongs(db: Q, words: readonly string[], limit: number, offset: number): Promise<CatalogSongRow[]> {
-  return matching(db, words).select(COLUMNS).orderBy('id').limit(limit).offset(offset).execute();
-}
-
-export async function countSongs(db: Q, words: readonly string[]): Promise<number> {
-  const row = await matching(db, words)
+export async function countSongs(db: Q): Promise<number> {
+  const row = await db
+    .selectFrom('songs')
     .select((eb) => eb.fn.countAll<number>().as('total'))
     .executeTakeFirstOrThrow();
   return row.total;
+}
+
+/** The catalog rows of these ids (a page: at most the page limit), in id order. */
+export async function songsByIds(db: Q, ids: readonly number[]): Promise<CatalogSongRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('songs').select(COLUMNS).where('id', 'in', ids).orderBy('id').execute();
 }
 
 /** Titles per statement. */

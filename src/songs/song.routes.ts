@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
-import { AUTHENTICATED_ERRORS, BAD_REQUEST, SECURITY, error, json } from '../http/responses.js';
+import { AUTHENTICATED_ERRORS, BAD_REQUEST, SEARCHING_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import type { TypedApp } from '../http/routes.js';
 import { Id, pageQuerySchema } from '../http/schemas.js';
 import type { SongService } from './song.service.js';
@@ -45,12 +45,12 @@ export function songRoutes(
         response: {
           200: json('A page of songs.', Type.Array(catalogSongRef), PAGE_HEADERS),
           400: BAD_REQUEST,
-          ...AUTHENTICATED_ERRORS,
+          ...SEARCHING_ERRORS,
         },
       },
     },
     async (request, reply) => {
-      const page = await songs.list(request.query);
+      const page = await songs.list(request.caller.userId, request.query);
       setPageHeaders(request, reply, request.query, page.total);
       return page.items;
     },

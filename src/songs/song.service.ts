@@ -1,19 +1,32 @@
 import type { Db } from '../db/database.js';
+import type { Limits } from '../config.js';
 import { ApiError } from '../http/errors.js';
 import type { PageQuery } from '../http/schemas.js';
+import { checkSearchLength, type SearchGate, type SearchSettings } from '../search/bounded-search.js';
+import { catalogSearch } from '../search/catalog-search.js';
 import { searchWords } from '../search/search-text.js';
 import * as songs from './song.repository.js';
 
-/** The song catalog as clients read it: a page of songs matching every search word, or one song. */
-export function songService(db: Db) {
+/**
+ * The song catalog as clients read it: a page of songs, or of those matching every search word (a bounded search,
+ * one read for the page and the total), or one song.
+ */
+export function songService(db: Db, limits: Limits, searchSettings: SearchSettings, searchGate: SearchGate) {
+  const search = catalogSearch(db, searchSettings, searchGate);
   return {
-    async list(page: PageQuery): Promise<{ items: songs.CatalogSongRow[]; total: number }> {
+    async list(userId: number, page: PageQuery): Promise<{ items: songs.CatalogSongRow[]; total: number }> {
       const words = searchWords(page.search ?? '');
-      const [items, total] = await Promise.all([
-        songs.searchSongs(db.kysely, words, page.limit, page.offset),
-        songs.countSongs(db.kysely, words),
-      ]);
-      return { items, total };
+      if (words.length === 0) {
+        const [items, total] = await Promise.all([
+          songs.pageOfSongs(db.kysely, page.limit, page.offset),
+          songs.countSongs(db.kysely),
+        ]);
+        return { items, total };
+      }
+      checkSearchLength(words, limits.searchMaxLength);
+      const ids = await search.matching(userId, words);
+      const items = await songs.songsByIds(db.kysely, ids.slice(page.offset, page.offset + page.limit));
+      return { items, total: ids.length };
     },
 
     async get(id: number): Promise<songs.CatalogSongRow> {

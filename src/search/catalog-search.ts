@@ -1,0 +1,33 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
+import { containsEvery, matchInSlices, type SearchGate, type SearchSettings } from './bounded-search.js';
+
+/**
+ * Searches of the song catalog by words, bounded as playlist searches are (see bounded-search.ts): the catalog is
+ * read a slice of songs at a time in id order, with the event loop free in between, for at most the search timeout,
+ * through the gate every search shares. Without a bound a word absent from a catalog of 200 000 songs held the event
+ * loop 12 ms for the count and as long again for the page, at every request.
+ */
+export function catalogSearch(db: Db, settings: SearchSettings, gate: SearchGate) {
+  return {
+    /** The ids of the songs whose search document contains every (normalised) word, in id order. */
+    matching(userId: number, words: readonly string[]): Promise<number[]> {
+      return gate(userId, () =>
+        matchInSlices(
+          (after, size) =>
+            db.kysely
+              .selectFrom('songs')
+              .select(['id', containsEvery(db.dialect, sql<string>`search_doc`, words).as('hit')])
+              .where('id', '>', after)
+              .orderBy('id')
+              .limit(size)
+              .execute(),
+          settings.timeoutMs,
+          'the song catalog',
+        ),
+      );
+    },
+  };
+}
+
+export type CatalogSearch = ReturnType<typeof catalogSearch>;
