@@ -84,7 +84,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
   registerBodyParsers(app);
 
-  const isClosing = registerShutdown(app);
+  const shutdownPhase = registerShutdown(app);
   registerRequestHooks(app);
   const registry = new Registry();
   collectMetrics(app, registry);
@@ -112,6 +112,6 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   playlistImportRoutes(routes, { importer, limits, authenticate });
   coverRoutes(routes, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
   songRoutes(routes, { songs: songService(db), limits, authenticate });
-  opsRoutes(app, { db, registry, isClosing, metricsToken: config.metricsToken });
+  opsRoutes(app, { db, registry, shutdownPhase, metricsToken: config.metricsToken });
   return app;
 }

@@ -102,6 +102,12 @@ export interface Config {
    * (Fastify's `trustProxy`, which takes the right-most address not of a trusted proxy as the client's).
    */
   readonly trustProxy: false | number | readonly string[];
+  /**
+   * After SIGTERM, how long the instance keeps serving with `/readyz` answering 503 before it stops accepting, so
+   * that a proxy's health check takes it out of the pool first; 0 stops accepting at once.
+   */
+  readonly drainDelayMs: number;
+  /** Once it stops accepting, how long in-flight requests have to finish before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
   /** Playlist files (XSPF, JSPF, M3U8): the addresses they carry. */
   readonly exports: ExportConfig;
@@ -206,6 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: parseRedisUrl(env.REDIS_URL),
     corsOrigins: read.list('MIXTAPE_CORS_ORIGINS'),
     trustProxy: parseTrustProxy(env.MIXTAPE_TRUST_PROXY),
+    drainDelayMs: read.int('MIXTAPE_DRAIN_DELAY_SECONDS', 0, 0, 3600) * 1000,
     shutdownTimeoutMs: read.int('MIXTAPE_SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 3600) * 1000,
     exports: {
       publicUrl: parsePublicUrl(env.MIXTAPE_PUBLIC_URL),

@@ -87,11 +87,14 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   }
   app.log.info({ database: config.database.dialect }, 'mixtape is ready');
 
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'draining in-flight requests');
+  // SIGTERM or SIGINT: leave the pool (readiness 503, answers with `Connection: close`) for the drain delay while
+  // still serving, then stop accepting and let in-flight requests finish within the shutdown timeout. A second
+  // signal during the delay ends the delay; one during the close exits at once.
+  let phase: 'serving' | 'draining' | 'closing' = 'serving';
+  let endDelay: (() => void) | undefined;
+  const close = (signal?: NodeJS.Signals) => {
+    phase = 'closing';
+    app.log.info(signal === undefined ? {} : { signal }, 'draining in-flight requests');
     app.markClosing();
     const force = setTimeout(() => {
       app.log.error('in-flight requests did not finish in time; exiting');
@@ -110,7 +113,34 @@ export async function serve(config: Config): Promise<FastifyInstance> {
         process.exit(1);
       });
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  const stop = (signal: NodeJS.Signals) => {
+    if (phase === 'closing') {
+      app.log.warn({ signal }, 'a second signal while closing; exiting now');
+      process.exit(1);
+    }
+    if (phase === 'draining') {
+      endDelay?.();
+      return;
+    }
+    if (config.drainDelayMs === 0) {
+      close(signal);
+      return;
+    }
+    phase = 'draining';
+    app.markDraining();
+    app.log.info(
+      { signal, drainDelayMs: config.drainDelayMs },
+      `leaving the pool: /readyz answers 503 for ${config.drainDelayMs / 1000} s while requests are still served`,
+    );
+    const timer = setTimeout(() => {
+      close();
+    }, config.drainDelayMs);
+    endDelay = () => {
+      clearTimeout(timer);
+      close();
+    };
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
   return app;
 }

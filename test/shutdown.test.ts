@@ -1,5 +1,5 @@
 import { createServer, type AddressInfo } from 'node:net';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
 import { killAllServers, runServeExpectingExit, startServer } from './helpers/server-process.js';
@@ -99,6 +99,28 @@ function tryRequest(url: string): Promise<Answer | Error> {
   });
 }
 
+/** One GET through a keep-alive agent, so that consecutive calls may share one connection. */
+function keptAlive(agent: Agent, url: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers: { security: SECURITY }, agent, timeout: 10_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.once('error', reject);
+      res.once('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
+      });
+    });
+    req.once('timeout', () => {
+      req.destroy(new Error('timed out'));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
+
 describe.each(DIALECTS)('graceful shutdown (%s)', (dialect) => {
   const databases: TestDatabase[] = [];
 
@@ -176,6 +198,76 @@ describe.each(DIALECTS)('graceful shutdown (%s)', (dialect) => {
     const names = ((await response.json()) as PlaylistBody[]).map((p) => p.name);
     for (let i = 0; i < 6; i++) expect(names).toContain(`In flight ${i}`);
     expect(await again.stop('SIGINT'), again.output()).toEqual({ code: 0, signal: null });
+  }, 60_000);
+});
+
+describe('leaving the pool before stopping (MIXTAPE_DRAIN_DELAY_SECONDS)', () => {
+  const databases: TestDatabase[] = [];
+
+  afterAll(async () => {
+    await killAllServers();
+    for (const database of databases) await database.drop();
+  });
+
+  const start = async (delaySeconds: number) => {
+    const database = await createTestDatabase('sqlite');
+    databases.push(database);
+    return startServer({
+      databaseUrl: database.url,
+      bootstrapUser: `${USER}:${PASSWORD}`,
+      env: { MIXTAPE_DRAIN_DELAY_SECONDS: String(delaySeconds) },
+    });
+  };
+
+  it('answers /readyz 503 and keeps serving, with Connection: close, for the delay; then drains and exits 0', async () => {
+    const server = await start(2);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const before = await keptAlive(agent, `${server.url}/v3/playlist?limit=1`);
+      expect(before.status).toBe(200);
+      expect(before.headers.connection).toBe('keep-alive');
+
+      server.process.kill('SIGTERM');
+      const leaving = await server.waitForLog((line) => /^leaving the pool/.test(String(line.msg)));
+      expect(leaving.drainDelayMs).toBe(2000);
+
+      const ready = await tryRequest(`${server.url}/readyz`);
+      const health = await tryRequest(`${server.url}/healthz`);
+      const onKeptConnection = await keptAlive(agent, `${server.url}/v3/playlist?limit=1`);
+      const onNewConnection = await tryRequest(`${server.url}/v3/playlist?limit=1`);
+      const stillDraining = !server.logLines().some((line) => line.msg === 'draining in-flight requests');
+      expect(stillDraining, 'the answers above came within the 2 s delay').toBe(true);
+
+      for (const answer of [ready, health, onNewConnection]) {
+        if (answer instanceof Error) throw new Error(`a request failed while leaving the pool: ${answer.message}`);
+      }
+      if (ready instanceof Error || health instanceof Error || onNewConnection instanceof Error) return;
+      expect(ready.status, ready.body).toBe(503);
+      expect(health.status).toBe(200);
+      expect(onKeptConnection.status).toBe(200);
+      expect(onKeptConnection.headers.connection).toBe('close');
+      expect(onNewConnection.status).toBe(200);
+      expect(onNewConnection.headers.connection).toBe('close');
+
+      const exit = await server.exited;
+      expect(exit, server.output()).toEqual({ code: 0, signal: null });
+      const lines = server.logLines();
+      const at = (message: string) => lines.find((line) => line.msg === message)?.time as number | undefined;
+      const closing = at('draining in-flight requests') ?? 0;
+      expect(closing - (leaving.time as number)).toBeGreaterThanOrEqual(1900);
+      expect(at('stopped')).toBeGreaterThanOrEqual(closing);
+    } finally {
+      agent.destroy();
+    }
+  }, 60_000);
+
+  it('a second signal during the delay ends it', async () => {
+    const server = await start(600);
+    server.process.kill('SIGTERM');
+    await server.waitForLog((line) => /^leaving the pool/.test(String(line.msg)));
+    server.process.kill('SIGTERM');
+    await server.waitForLog((line) => line.msg === 'draining in-flight requests', 10_000);
+    expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
   }, 60_000);
 });
 

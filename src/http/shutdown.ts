@@ -3,23 +3,42 @@ import { ApiError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
+    /**
+     * Leaves the pool: `/readyz` answers 503 so that a proxy or orchestrator sends no new requests, while every
+     * request is still served; each answer carries `Connection: close`, so that kept-alive connections end after
+     * their next answer instead of being cut when the service stops.
+     */
+    markDraining(): void;
     /** Makes new requests answer 503 while in-flight ones finish. */
     markClosing(): void;
   }
 }
 
+/** Where the instance is in its shutdown: serving, draining (out of the pool, still serving), or closing. */
+export type ShutdownPhase = 'serving' | 'draining' | 'closing';
+
 /**
- * Shutting down as requests see it: once `app.markClosing()` is called (on SIGTERM), every new request answers 503
- * with `Retry-After: 1`, while those in flight finish. Returns whether it has been called, for the readiness probe.
+ * Shutting down as requests see it. After `app.markDraining()` (on SIGTERM, for `MIXTAPE_DRAIN_DELAY_SECONDS`)
+ * requests are served with `Connection: close` and the readiness probe answers 503; after `app.markClosing()` every
+ * new request answers 503 with `Retry-After: 1` while those in flight finish. Returns the current phase, for the
+ * readiness probe.
  */
-export function registerShutdown(app: FastifyInstance): () => boolean {
-  let closing = false;
-  app.decorate('markClosing', () => {
-    closing = true;
+export function registerShutdown(app: FastifyInstance): () => ShutdownPhase {
+  let phase: ShutdownPhase = 'serving';
+  app.decorate('markDraining', () => {
+    if (phase === 'serving') phase = 'draining';
   });
-  app.addHook('onRequest', (_request, _reply, done) => {
-    if (closing) done(ApiError.unavailable('The service is shutting down; try again shortly.', 1));
+  app.decorate('markClosing', () => {
+    phase = 'closing';
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (phase === 'serving') {
+      done();
+      return;
+    }
+    reply.header('connection', 'close');
+    if (phase === 'closing') done(ApiError.unavailable('The service is shutting down; try again shortly.', 1));
     else done();
   });
-  return () => closing;
+  return () => phase;
 }

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Db } from '../db/database.js';
+import type { ShutdownPhase } from '../http/shutdown.js';
 import { ApiError } from '../http/errors.js';
 import { HEADERS, error } from '../http/responses.js';
 
@@ -16,7 +17,8 @@ const SHUTTING_DOWN = error('The service is shutting down.', HEADERS.retryAfter)
 export interface OpsRouteDeps {
   readonly db: Db;
   readonly registry: Registry;
-  readonly isClosing: () => boolean;
+  /** Where shutdown is: from `draining` on, the readiness probe answers 503. */
+  readonly shutdownPhase: () => ShutdownPhase;
   /** The bearer token `/metrics` needs; undefined: none. */
   readonly metricsToken?: string | undefined;
 }
@@ -76,7 +78,10 @@ export function opsRoutes(app: FastifyInstance, deps: OpsRouteDeps): void {
         operationId: 'ready',
         summary: 'Readiness probe',
         tags,
-        description: 'Readiness: the database answers and the service is not shutting down.',
+        description:
+          'Readiness: the database answers and the service is not shutting down. From SIGTERM on it answers 503 ' +
+          '(for `MIXTAPE_DRAIN_DELAY_SECONDS` while other requests are still served), so that a proxy takes the ' +
+          'instance out of its pool before it stops.',
         response: {
           200: { description: 'Ready.', content: { 'application/json': { schema: Status } } },
           503: error('Not ready: the database is unreachable or the service is shutting down.', HEADERS.retryAfter),
@@ -84,7 +89,7 @@ export function opsRoutes(app: FastifyInstance, deps: OpsRouteDeps): void {
       },
     },
     async () => {
-      if (deps.isClosing()) throw ApiError.unavailable('The service is shutting down.');
+      if (deps.shutdownPhase() !== 'serving') throw ApiError.unavailable('The service is shutting down.');
       try {
         await deps.db.ready(READY_TIMEOUT_MS);
       } catch {
