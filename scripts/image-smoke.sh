@@ -5,8 +5,9 @@
 #   1. SQLite on a volume, root file system read-only, port 8080 published on a free port of 127.0.0.1: /readyz, the
 #      image's own HEALTHCHECK, a user created with the CLI inside the container (`mixtape user add --password-stdin`),
 #      a playlist created and read over HTTP, its cover drawn;
-#   2. the container stopped (SIGTERM: it must exit 0) and a new one started on the same volume: the user signs in and
-#      the playlist reads the same;
+#   2. the container stopped (SIGTERM, with MIXTAPE_DRAIN_DELAY_SECONDS=2: /readyz turns 503 while the playlist is
+#      still served, then it must exit 0) and a new one started on the same volume: the user signs in and the
+#      playlist reads the same;
 #   3. PostgreSQL: a private database on the machine's server (127.0.0.1:5432, role postgres, trust), `mixtape migrate`
 #      as a one-off container, then the service on it, a playlist created and read, and the row seen with psql.
 #
@@ -146,7 +147,7 @@ base="http://127.0.0.1:$port"
 since="$(now_ms)"
 containers+=("$volume-a")
 quietly pm run --detach --name "$volume-a" "${run_flags[@]}" --read-only --volume "$volume:/data" \
-  --network slirp4netns --publish "127.0.0.1:$port:8080" "$image"
+  -e MIXTAPE_DRAIN_DELAY_SECONDS=2 --network slirp4netns --publish "127.0.0.1:$port:8080" "$image"
 echo "/readyz 200 after $(wait_ready "$base/readyz" "$since") s"
 api GET "$base/healthz" >/dev/null
 pm healthcheck run "$volume-a" 2>/dev/null || fail "the image's HEALTHCHECK failed"
@@ -163,9 +164,22 @@ cover="$(head -c 8 "$work/cover.png" | od -An -tx1 | tr -d ' \n')"
 [[ "$cover" == 89504e470d0a1a0a ]] || fail "the cover is not a PNG (first bytes $cover)"
 echo "its cover is a PNG of $(stat -c %s "$work/cover.png") bytes"
 
-step "stop, then a new container on the same volume"
+step "stop (SIGTERM, a drain delay of 2 s), then a new container on the same volume"
 stop_started="$(now_ms)"
-quietly pm stop --time 30 "$volume-a"
+pm stop --time 30 "$volume-a" >/dev/null 2>"$work/stop.err" &
+stopper=$!
+drained=false
+for _ in $(seq 1 40); do
+  if [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$base/readyz")" == 503 ]]; then
+    drained=true
+    break
+  fi
+  sleep 0.05
+done
+[[ "$drained" == true ]] || fail "/readyz did not turn 503 after SIGTERM"
+[[ "$(api GET "$base/v3/playlist/$id")" == "$saved" ]] || fail "playlist $id read otherwise during the drain"
+echo "draining: /readyz 503 after $(seconds_since "$stop_started") s, playlist $id still served"
+wait "$stopper" || fail "podman stop: $(cat "$work/stop.err")"
 exit_code="$(pm inspect "$volume-a" --format '{{.State.ExitCode}}')"
 echo "stopped in $(seconds_since "$stop_started") s, exit code $exit_code"
 [[ "$exit_code" == 0 ]] || fail "the service exited $exit_code on SIGTERM"
