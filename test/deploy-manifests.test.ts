@@ -7,17 +7,32 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { loadConfig } from '../src/config.js';
 
 /*
  * The production recipe (docs/deploy.md): every manifest in deploy/kubernetes is checked against the Kubernetes API's
  * schemas (types, required fields, enums, formats; the `kubernetes-models` package), and the settings that must agree
  * across files are compared: the drain and the grace period, the probes' paths, the user the image runs as, the
- * selectors and the Secret's key. The schemas accept unknown fields (as the API's own OpenAPI does), so the fields
+ * selectors and the Secret's key. The settings they give the service are its own, and its configuration takes them. The schemas accept unknown fields (as the API's own OpenAPI does), so the fields
  * that matter are also read by name below: a misspelt probe fails here rather than vanishing on a cluster.
  */
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const KUBERNETES = join(ROOT, 'deploy', 'kubernetes');
+/** The names of the settings the service reads: a misspelt one in a manifest would be ignored without a word. */
+const SETTING_NAMES = new Set(
+  [
+    ...readFileSync(join(ROOT, 'src', 'config.ts'), 'utf8').matchAll(
+      /'((?:MIXTAPE|DATABASE)_[A-Z0-9_]+|PORT|HOST|LOG_LEVEL|REDIS_URL)'|\benv\.([A-Z][A-Z0-9_]+)/g,
+    ),
+  ].map((m) => m[1] ?? m[2]!),
+);
+
+/** Checks that every name is a setting of the service and that the service starts its configuration from them. */
+function expectServiceSettings(settings: Record<string, string>, where: string): void {
+  for (const name of Object.keys(settings)) expect(SETTING_NAMES, `${where}: ${name}`).toContain(name);
+  expect(() => loadConfig(settings), where).not.toThrow();
+}
 
 /** Validates one object as the API would; throws with the schema's message when it does not conform. */
 const VALIDATORS: Readonly<Record<string, (data: unknown) => void>> = {
@@ -230,6 +245,27 @@ describe('Kubernetes manifests', () => {
     }
     expect(secret.stringData.DATABASE_URL).toMatch(/^postgres:\/\//);
   });
+  it('the settings in the Deployment and the Job are settings of the service, with values it takes', () => {
+    expect(SETTING_NAMES.size).toBeGreaterThan(20);
+    expect(SETTING_NAMES).toContain('MIXTAPE_DRAIN_DELAY_SECONDS');
+    const secret = one('v1/Secret') as { stringData: Record<string, string> };
+    for (const type of ['apps/v1/Deployment', 'batch/v1/Job']) {
+      const container = (one(type) as DeploymentData | JobData).spec.template.spec.containers[0]!;
+      const settings: Record<string, string> = {};
+      for (const entry of container.env ?? []) {
+        const key = entry.valueFrom?.secretKeyRef?.key;
+        settings[entry.name] = entry.value ?? (key === undefined ? '' : secret.stringData[key]!);
+      }
+      expectServiceSettings(settings, type);
+    }
+    // And the check can fail: a misspelt name, or a value the service refuses.
+    expect(() => {
+      expectServiceSettings({ MIXTAPE_DRAIN_DELAY_SECOND: '5' }, 'misspelt');
+    }).toThrow();
+    expect(() => {
+      expectServiceSettings({ MIXTAPE_TRUST_PROXY: 'true' }, 'refused');
+    }).toThrow();
+  });
 });
 
 describe('systemd unit', () => {
@@ -243,6 +279,17 @@ describe('systemd unit', () => {
     expect(podmanStop).toBeGreaterThanOrEqual(drain + shutdown + 5);
     expect(seconds(unit, /^ExecStop=.* --time (\d+)/m)).toBe(podmanStop);
     expect(seconds(unit, /^TimeoutStopSec=(\d+)$/m)).toBeGreaterThan(podmanStop);
+  });
+
+  it('its settings are settings of the service, with values it takes', () => {
+    const env = Object.fromEntries(
+      settings
+        .split('\n')
+        .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    ) as Record<string, string>;
+    expect(Object.keys(env)).toContain('DATABASE_URL');
+    expectServiceSettings(env, 'mixtape.env');
   });
 
   it('runs the image read-only with its data in a volume, and migrates first', () => {
