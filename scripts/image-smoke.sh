@@ -14,7 +14,8 @@
 # Everything it makes is removed on exit, passed or failed: containers, the volume, the images the build added, the
 # database, the temporary folder. It makes no network and no firewall rule: the published port goes through
 # slirp4netns (user mode), PostgreSQL is reached on the host's network; the firewall rules are compared before and after.
-# Every wait is bounded. The base tarball, Node.js and npm stay in ~/.cache/mixtape, as the suite's Node.js releases do.
+# Every wait is bounded. Kept for the next run, as the suite keeps its Node.js releases: the base tarball, Node.js and
+# npm in ~/.cache/mixtape, and npm's download cache in buildah's cache mount (/var/tmp/buildah-cache).
 #
 #   scripts/image-smoke.sh            # needs root, mmdebstrap, buildah, podman, runc, psql, node and npm on PATH
 set -euo pipefail
