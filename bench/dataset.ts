@@ -35,6 +35,8 @@ export interface DatasetParams {
   readonly playlistsPerUser: number;
   readonly songs: number;
   readonly seed: number;
+  /** Every playlist this long (bench/footprint.ts), instead of the log-normal lengths and the ten-song playlists. */
+  readonly songsPerPlaylist?: number;
 }
 
 export interface CatalogSong {
@@ -84,7 +86,11 @@ export interface PlaylistBatch {
 
 export function sameParams(a: DatasetParams, b: DatasetParams): boolean {
   return (
-    a.playlists === b.playlists && a.playlistsPerUser === b.playlistsPerUser && a.songs === b.songs && a.seed === b.seed
+    a.playlists === b.playlists &&
+    a.playlistsPerUser === b.playlistsPerUser &&
+    a.songs === b.songs &&
+    a.seed === b.seed &&
+    a.songsPerPlaylist === b.songsPerPlaylist
   );
 }
 
@@ -243,8 +249,8 @@ export function* generatePlaylists(
     const user = users[owners[id - 1]! - 1]!;
     const role = roles[user.id - 1]![seen[user.id - 1]!++]!;
     const name = role === ROLE_PLANTED ? plantedName(random) : playlistName(random);
-    const length = role === ROLE_TEN_SONGS ? 10 : playlistLength(random);
-    if (role === ROLE_TEN_SONGS) user.tenSongPlaylistIds.push(id);
+    const length = params.songsPerPlaylist ?? (role === ROLE_TEN_SONGS ? 10 : playlistLength(random));
+    if (role === ROLE_TEN_SONGS && length === 10) user.tenSongPlaylistIds.push(id);
 
     const theme = random.chance(0.5) ? random.pick(genreLists) : undefined;
     const songs: CatalogSong[] = [];
