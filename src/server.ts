@@ -90,10 +90,8 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   // SIGTERM or SIGINT: leave the pool (readiness 503, answers with `Connection: close`) for the drain delay while
   // still serving, then stop accepting and let in-flight requests finish within the shutdown timeout. A second
   // signal during the delay ends the delay; one during the close exits at once.
-  let phase: 'serving' | 'draining' | 'closing' = 'serving';
   let endDelay: (() => void) | undefined;
   const close = (signal?: NodeJS.Signals) => {
-    phase = 'closing';
     app.log.info(signal === undefined ? {} : { signal }, 'draining in-flight requests');
     app.markClosing();
     const force = setTimeout(() => {
@@ -114,6 +112,7 @@ export async function serve(config: Config): Promise<FastifyInstance> {
       });
   };
   const stop = (signal: NodeJS.Signals) => {
+    const phase = app.shutdownPhase();
     if (phase === 'closing') {
       app.log.warn({ signal }, 'a second signal while closing; exiting now');
       process.exit(1);
@@ -126,7 +125,6 @@ export async function serve(config: Config): Promise<FastifyInstance> {
       close(signal);
       return;
     }
-    phase = 'draining';
     app.markDraining();
     app.log.info(
       { signal, drainDelayMs: config.drainDelayMs },

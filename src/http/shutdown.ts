@@ -11,6 +11,8 @@ declare module 'fastify' {
     markDraining(): void;
     /** Makes new requests answer 503 while in-flight ones finish. */
     markClosing(): void;
+    /** Where the instance is in its shutdown. */
+    shutdownPhase(): ShutdownPhase;
   }
 }
 
@@ -31,6 +33,7 @@ export function registerShutdown(app: FastifyInstance): () => ShutdownPhase {
   app.decorate('markClosing', () => {
     phase = 'closing';
   });
+  app.decorate('shutdownPhase', () => phase);
   app.addHook('onRequest', (_request, reply, done) => {
     if (phase === 'serving') {
       done();
