@@ -248,6 +248,19 @@ describe('leaving the pool before stopping (MIXTAPE_DRAIN_DELAY_SECONDS)', () =>
     await server.waitForLog((line) => line.msg === 'draining in-flight requests', 10_000);
     expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
   }, 60_000);
+
+  it('a second signal while in-flight requests finish exits at once, with 1', async () => {
+    const server = await start(0);
+    const held = holdRequest(server.url, 'POST', '/v3/playlist', JSON.stringify({ name: 'Held', songIds: [1] }));
+    await held.continued;
+    server.process.kill('SIGTERM');
+    await server.waitForLog((line) => line.msg === 'draining in-flight requests');
+    server.process.kill('SIGTERM');
+    expect(await server.exited, server.output()).toEqual({ code: 1, signal: null });
+    expect(server.logLines().some((line) => line.msg === 'a second signal while closing; exiting now')).toBe(true);
+    held.finish();
+    await held.answer.catch(() => undefined);
+  }, 60_000);
 });
 
 describe('a bad setting stops `serve`', () => {
