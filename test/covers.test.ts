@@ -1,10 +1,11 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { beforeAll, expect, it } from 'vitest';
 import { colourOf } from '../src/covers/design.js';
-import { openTestApp } from './helpers/app.js';
+import { openTestApp, type TestApp } from './helpers/app.js';
 import { describeEachDatabase } from './helpers/each-database.js';
 import { coverCacheHits, coverRenders, decode, expectColour, pixel } from './helpers/images.js';
 import { createPlaylist, expectError, type PlaylistBody } from './helpers/requests.js';
+import { sleep } from './helpers/traffic.js';
 
 // Songs of the demo catalog with four different artists, and two songs by one of them.
 const FOUR_ARTISTS = [1, 2, 3, 4];
@@ -238,20 +239,31 @@ describeEachDatabase('GET /v3/playlist/{id}/image (%s)', (t) => {
     await sameAsJson(`/v3/playlist/${mine.id}`, { security: stranger }, 404);
   });
 
-  it('answers 503 with Retry-After when every renderer is busy, while JSON endpoints keep answering', async () => {
+  /** A user of their own with a playlist, signed in once on `app` (so that their next requests reach it at once). */
+  const userWithPlaylist = async (app: TestApp) => {
+    const user = await t.addUser();
+    const playlist = await createPlaylist(t.app, user, 'Busy covers', [...FOUR_ARTISTS]);
+    expect((await app.app.inject({ url: '/v3/playlist', headers: { security: user } })).statusCode).toBe(200);
+    return { security: user, playlist };
+  };
+  const coverOf = (app: TestApp, user: { security: string; playlist: PlaylistBody }, size: number) =>
+    app.app.inject({
+      url: `/v3/playlist/${user.playlist.id}/image?size=${size}`,
+      headers: { security: user.security },
+    });
+
+  it('answers 503 with Retry-After when every renderer is busy with several users’ covers, while JSON endpoints keep answering', async () => {
     const busy = await openTestApp(t.config.database.url, {
       MIXTAPE_IMAGE_CACHE_MB: '0',
       MIXTAPE_IMAGE_RENDERS: '1',
       MIXTAPE_IMAGE_QUEUE: '1',
     });
     try {
-      // Signed in once beforehand, so that every request reaches the renderers at once.
-      expect((await busy.app.inject({ method: 'GET', url: '/v3/playlist', headers: { security } })).statusCode).toBe(
-        200,
-      );
-      // Large covers of different sizes, so that no two requests share one drawing.
-      const sizes = Array.from({ length: 10 }, (_, i) => 1200 - i);
-      const covers = sizes.map((size) => image(mosaic.id, {}, `?size=${size}`, busy));
+      // One after another: sign-ins from one address are checked a few at a time.
+      const users = [];
+      for (let i = 0; i < 5; i++) users.push(await userWithPlaylist(busy));
+      // Large covers of different sizes, so that no two requests share one drawing; two from each user.
+      const covers = users.flatMap((user, i) => [coverOf(busy, user, 1200 - 2 * i), coverOf(busy, user, 1199 - 2 * i)]);
       const json = busy.app.inject({ method: 'GET', url: `/v3/playlist/${mosaic.id}`, headers: { security } });
       const answers: LightMyRequestResponse[] = await Promise.all(covers);
       expect((await json).statusCode).toBe(200);
@@ -264,6 +276,34 @@ describeEachDatabase('GET /v3/playlist/{id}/image (%s)', (t) => {
       for (const refused of answers.filter((a) => a.statusCode !== 200)) {
         expectError(refused, 503);
         expect(refused.headers['retry-after']).toBe('1');
+      }
+    } finally {
+      await busy.close();
+    }
+  });
+
+  it('lets one user’s burst of covers wait its turn, never turning another user’s cover away', async () => {
+    const busy = await openTestApp(t.config.database.url, {
+      MIXTAPE_IMAGE_CACHE_MB: '0',
+      MIXTAPE_IMAGE_RENDERS: '1',
+      MIXTAPE_IMAGE_QUEUE: '2',
+    });
+    try {
+      const [mallory, alice] = [await userWithPlaylist(busy), await userWithPlaylist(busy)];
+      const burst = Array.from({ length: 12 }, (_, i) => coverOf(busy, mallory, 1200 - i));
+      // Asked for while mallory's burst is being drawn (a cover this large takes tens of milliseconds).
+      await sleep(30);
+      const hers = coverOf(busy, alice, 1000);
+      expect((await hers).statusCode).toBe(200);
+      // Mallory's covers all come, in turn: two of them among everyone's, the others waiting apart.
+      expect((await Promise.all(burst)).map((a) => a.statusCode)).toEqual(Array<number>(12).fill(200));
+
+      // Past two drawing or queued and 32 waiting, a user's covers are refused with 429.
+      const flood = await Promise.all(Array.from({ length: 36 }, (_, i) => coverOf(busy, mallory, 1100 - i)));
+      const refused = flood.filter((a) => a.statusCode !== 200);
+      expect(refused.length).toBeGreaterThanOrEqual(1);
+      for (const answer of refused) {
+        expect(expectError(answer, 429).errormsg).toMatch(/previous covers are still being drawn/);
       }
     } finally {
       await busy.close();

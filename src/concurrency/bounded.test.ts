@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Bounded } from './bounded.js';
+import { Bounded, boundedPerKey } from './bounded.js';
 
 class Refused extends Error {}
 
@@ -198,5 +198,38 @@ describe('Bounded', () => {
     await settle();
     expect(waited).toEqual({ outcome: 'resolved', value: 'second' });
     expect(refuse).not.toHaveBeenCalled();
+  });
+});
+
+describe('boundedPerKey', () => {
+  it('bounds each key apart: one key full does not refuse another, and an idle key starts afresh', async () => {
+    const run = boundedPerKey({ limit: 1, queue: 1, refuse: () => new Refused() });
+    const [a1, a2, a3, b1] = ['a1', 'a2', 'a3', 'b1'].map(task);
+    const first = watch(run(1, a1!.run));
+    const second = watch(run(1, a2!.run));
+    const third = watch(run(1, a3!.run));
+    const other = watch(run(2, b1!.run));
+    await settle();
+    expect([a1!.started, a2!.started, a3!.started, b1!.started]).toEqual([true, false, false, true]);
+    expect(third.outcome).toBe('rejected');
+    expect(third.error).toBeInstanceOf(Refused);
+
+    for (const t of [a1, a2, b1]) {
+      t!.finish();
+      await settle();
+    }
+    await settle();
+    expect([first.outcome, second.outcome, other.outcome]).toEqual(['resolved', 'resolved', 'resolved']);
+    // Key 1 has nothing running or waiting: a new burst gets the whole bound again.
+    const [c1, c2] = ['c1', 'c2'].map(task);
+    const again = [watch(run(1, c1!.run)), watch(run(1, c2!.run))];
+    await settle();
+    expect(again.map((state) => state.outcome)).toEqual(['pending', 'pending']);
+    c1!.finish();
+    await settle();
+    c2!.finish();
+    await settle();
+    await settle();
+    expect(again.map((state) => state.outcome)).toEqual(['resolved', 'resolved']);
   });
 });

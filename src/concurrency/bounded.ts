@@ -81,3 +81,24 @@ export class Bounded {
     next.start();
   }
 }
+
+/**
+ * A Bounded for each key (a user id), made when a task for that key arrives and dropped once it has nothing running
+ * or waiting: the function returned runs a task under its key's bounds.
+ */
+export function boundedPerKey(options: BoundedOptions) {
+  const byKey = new Map<number, Bounded>();
+  return async <T>(key: number, task: () => Promise<T>): Promise<T> => {
+    let bounded = byKey.get(key);
+    if (bounded === undefined) {
+      bounded = new Bounded(options);
+      byKey.set(key, bounded);
+    }
+    const mine = bounded;
+    try {
+      return await mine.run(task);
+    } finally {
+      if (mine.active === 0 && mine.waiting === 0) byKey.delete(key);
+    }
+  };
+}

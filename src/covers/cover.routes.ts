@@ -88,6 +88,10 @@ export function coverRoutes(app: TypedApp, deps: CoverRouteDeps): void {
         404: NOT_FOUND,
         410: GONE,
         ...AUTHENTICATED_ERRORS,
+        429: error(
+          'Too many failed sign-in attempts, the configured rate limit is reached, or 34 of your covers are already being drawn or waiting (each user has at most two among everyone’s drawings; the rest of a burst waits apart).',
+          HEADERS.retryAfter,
+        ),
         503: error(
           'Too many covers are being drawn at once, the database is unreachable or the service is shutting down.',
           HEADERS.retryAfter,

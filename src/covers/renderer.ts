@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { Counter, type Registry } from 'prom-client';
 import type { ImageConfig } from '../config.js';
-import { Bounded } from '../concurrency/bounded.js';
+import { Bounded, boundedPerKey } from '../concurrency/bounded.js';
 import { ApiError } from '../http/errors.js';
 import type { CoverInput } from './design.js';
 
@@ -45,11 +45,24 @@ type Drawing = Awaited<ReturnType<typeof loadDrawing>>;
  * Otherwise the time of the answer and the cache hit counter would tell them whether the other user has such a
  * playlist and has looked at its cover lately.
  */
+/**
+ * Of everyone's drawings and places in the queue, one user holds at most this many; the rest of their burst (a page
+ * of covers a browser asks for at once) waits apart, up to PER_USER_WAITING more, then 429. So one user's covers can
+ * make theirs slow, never another user's refused.
+ */
+const PER_USER_DRAWING = 2;
+const PER_USER_WAITING = 32;
+
 export class CoverRenderer {
   #drawing: Promise<Drawing> | undefined;
   readonly #cache: LRUCache<string, Buffer> | null;
   readonly #inFlight = new Map<string, Promise<Buffer>>();
   readonly #slots: Bounded;
+  readonly #perUser = boundedPerKey({
+    limit: PER_USER_DRAWING,
+    queue: PER_USER_WAITING,
+    refuse: () => ApiError.tooManyRequests(1, 'Your previous covers are still being drawn; wait for them first.'),
+  });
   readonly #renders: Counter<'format'>;
   readonly #cacheHits: Counter;
 
@@ -87,7 +100,8 @@ export class CoverRenderer {
 
   /**
    * The cover with this ETag (from `etag`), drawn for `ownerId`: from the owner's entries in the cache, or drawn now
-   * and kept for the owner; 503 when every renderer is busy and the queue is full. Without an owner it is drawn
+   * and kept for the owner; 503 when every renderer is busy and the queue is full, 429 when the owner already has
+   * PER_USER_DRAWING covers drawing or queued and PER_USER_WAITING more waiting. Without an owner it is drawn
    * afresh and neither kept nor shared.
    */
   async image(input: CoverInput, size: number, format: CoverFormat, etag: string, ownerId?: number): Promise<Buffer> {
@@ -101,7 +115,9 @@ export class CoverRenderer {
     // The same cover asked for by many of the owner's clients at once is drawn once.
     let pending = this.#inFlight.get(key);
     if (pending === undefined) {
-      pending = this.#drawWhenFree(input, size, format).finally(() => this.#inFlight.delete(key));
+      pending = this.#perUser(ownerId, () => this.#drawWhenFree(input, size, format)).finally(() =>
+        this.#inFlight.delete(key),
+      );
       this.#inFlight.set(key, pending);
     }
     const image = await pending;

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type RawBuilder } from 'kysely';
-import { Bounded } from '../concurrency/bounded.js';
+import { Bounded, boundedPerKey } from '../concurrency/bounded.js';
 import type { Dialect } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { characterCount, containsPattern, normalisedLength } from './search-text.js';
@@ -95,22 +95,10 @@ export async function matchInSlices(read: SliceReader, timeoutMs: number, what: 
 export function searchGate(settings: SearchSettings) {
   const busy = () => ApiError.unavailable('The service is busy with other searches; try again shortly.', 1);
   const searches = new Bounded({ limit: settings.concurrency, queue: 256, waitMs: settings.timeoutMs, refuse: busy });
-  const perUser = new Map<number, Bounded>();
   const oneAtATime = () =>
     ApiError.tooManyRequests(1, 'Your previous searches are still running; wait for their answers first.');
-  return async <T>(userId: number, search: () => Promise<T>): Promise<T> => {
-    let mine = perUser.get(userId);
-    if (mine === undefined) {
-      mine = new Bounded({ limit: 1, queue: 1, refuse: oneAtATime });
-      perUser.set(userId, mine);
-    }
-    const gate = mine;
-    try {
-      return await gate.run(() => searches.run(search));
-    } finally {
-      if (gate.active === 0 && gate.waiting === 0) perUser.delete(userId);
-    }
-  };
+  const perUser = boundedPerKey({ limit: 1, queue: 1, refuse: oneAtATime });
+  return <T>(userId: number, search: () => Promise<T>): Promise<T> => perUser(userId, () => searches.run(search));
 }
 
 export type SearchGate = ReturnType<typeof searchGate>;
