@@ -59,8 +59,8 @@ for (const dialect of DIALECTS) {
       expect(counted(await fail(b, 'ada', '10.0.0.1'))).toBe(true);
       clock += 20_000;
       // Spent on either instance, whatever the other counted: wait for the window's end, 40 s from now.
-      expect(await fail(a, 'ada', '10.0.0.1')).toEqual({ retryAfterSeconds: 40 });
-      expect(await fail(b, 'ada', '10.0.0.1')).toEqual({ retryAfterSeconds: 40 });
+      expect(await fail(a, 'ada', '10.0.0.1')).toEqual({ retryAfterSeconds: 40, why: 'spent' });
+      expect(await fail(b, 'ada', '10.0.0.1')).toEqual({ retryAfterSeconds: 40, why: 'spent' });
       // The refused attempts counted nowhere: the address has one failure left, the name two.
       const failures = (await rows()).map((row) => row.failures).sort();
       expect(failures).toEqual([2, 2, 2]);
@@ -74,7 +74,7 @@ for (const dialect of DIALECTS) {
       // The name's budget (4) has two failures left.
       expect(counted(await fail(a, 'ada', '10.0.0.3'))).toBe(true);
       expect(counted(await fail(b, 'ada', '10.0.0.4'))).toBe(true);
-      expect(await fail(a, 'ada', '10.0.0.5')).toEqual({ retryAfterSeconds: 40 });
+      expect(await fail(a, 'ada', '10.0.0.5')).toEqual({ retryAfterSeconds: 40, why: 'spent' });
       // The known address is not held to the spent per-name budget.
       expect(counted(await fail(b, 'ada', '10.0.0.2'))).toBe(true);
     });

@@ -77,6 +77,10 @@ describe('the sign-in throttle', () => {
       // A few at a time from one address reach a hash; the rest are refused with 429, none with 503.
       expect(count(replies, 503)).toBe(0);
       expect(count(replies, 401) + count(replies, 429)).toBe(300);
+      // Those refused for being too many at once are told so, not that their password failed.
+      const busy = replies.filter((reply) => /being checked at once/.test(reply.body));
+      expect(busy.length).toBeGreaterThan(0);
+      for (const reply of busy) expect(reply.status).toBe(429);
       expect((await owner).status).toBe(200);
     } finally {
       agent.destroy();

@@ -155,7 +155,9 @@ export class Authenticator {
     if ('retryAfterSeconds' in attempt) {
       throw ApiError.tooManyRequests(
         attempt.retryAfterSeconds,
-        'Too many failed sign-in attempts; wait before trying again.',
+        attempt.why === 'spent'
+          ? 'Too many failed sign-in attempts; wait before trying again.'
+          : 'Too many sign-ins from your address are being checked at once; try again in a moment.',
       );
     }
     return attempt;

@@ -39,6 +39,15 @@ const IN_FLIGHT_PER_ADDRESS = 4;
 const CLEANUP_INTERVAL_MS = 10_000;
 const CLEANUP_ROWS = 1000;
 
+/**
+ * An attempt not checked: a budget of failures is spent (`spent`), or this address already has as many sign-ins
+ * being checked as it may (`busy`).
+ */
+export interface Refused {
+  readonly retryAfterSeconds: number;
+  readonly why: 'spent' | 'busy';
+}
+
 /** Thrown inside the counting transaction to undo it: a budget was already spent. */
 class BudgetSpent extends Error {
   override name = 'BudgetSpent';
@@ -72,11 +81,11 @@ export class SignInThrottle {
   ) {}
 
   /** Counts the attempt, or returns the seconds to wait when a budget is spent; rejects on a database fault. */
-  async begin(name: string, clientAddress: string): Promise<Attempt | { readonly retryAfterSeconds: number }> {
+  async begin(name: string, clientAddress: string): Promise<Attempt | Refused> {
     const address = clientKey(clientAddress, this.policy.ipv6PrefixBits);
     // A burst of different names from one address must not fill the hash queue that every other client waits in.
     const inFlight = this.#inFlight.get(address) ?? 0;
-    if (inFlight >= IN_FLIGHT_PER_ADDRESS) return { retryAfterSeconds: 1 };
+    if (inFlight >= IN_FLIGHT_PER_ADDRESS) return { retryAfterSeconds: 1, why: 'busy' };
     this.#inFlight.set(address, inFlight + 1);
     const known = budgetKey('known', address, name);
     const now = this.now();
@@ -87,7 +96,7 @@ export class SignInThrottle {
     } catch (error) {
       this.#release(address);
       if (error instanceof BudgetSpent) {
-        return { retryAfterSeconds: Math.max(1, Math.ceil((error.expiresAt - now) / 1000)) };
+        return { retryAfterSeconds: Math.max(1, Math.ceil((error.expiresAt - now) / 1000)), why: 'spent' };
       }
       throw error;
     }

@@ -73,7 +73,10 @@ export function error(description: string, headers: HeaderDoc = {}) {
 /** The failures every authenticated operation can answer with. */
 export const AUTHENTICATED_ERRORS = {
   401: error('The credential is missing, malformed or wrong.', HEADERS.wwwAuthenticate),
-  429: error('Too many failed sign-in attempts, or the configured rate limit is reached.', HEADERS.retryAfter),
+  429: error(
+    'Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached.',
+    HEADERS.retryAfter,
+  ),
   500: error('An unexpected fault; `logdata.entry` finds it in the server log.'),
   503: error(
     'The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down.',
