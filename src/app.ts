@@ -85,7 +85,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
   registerBodyParsers(app);
 
-  const shutdownPhase = registerShutdown(app);
+  registerShutdown(app);
   registerRequestHooks(app);
   const registry = new Registry();
   collectMetrics(app, registry);
@@ -115,6 +115,6 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   playlistImportRoutes(routes, { importer, limits, authenticate });
   coverRoutes(routes, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
   songRoutes(routes, { songs: songService(db, limits, config.search, searches), limits, authenticate });
-  opsRoutes(app, { db, registry, shutdownPhase, metricsToken: config.metricsToken });
+  opsRoutes(app, { db, registry, shutdownPhase: () => app.shutdownPhase(), metricsToken: config.metricsToken });
   return app;
 }

@@ -252,13 +252,22 @@ describeEachDatabase('GET /v3/playlist/{id}/image (%s)', (t) => {
       headers: { security: user.security },
     });
 
-  it('answers 503 with Retry-After when every renderer is busy with several users’ covers, while JSON endpoints keep answering', async () => {
+  /** An app on the same database drawing one cover at a time with `queue` waiting, none kept; closed after `use`. */
+  const withOneRenderer = async (queue: number, use: (busy: TestApp) => Promise<void>) => {
     const busy = await openTestApp(t.config.database.url, {
       MIXTAPE_IMAGE_CACHE_MB: '0',
       MIXTAPE_IMAGE_RENDERS: '1',
-      MIXTAPE_IMAGE_QUEUE: '1',
+      MIXTAPE_IMAGE_QUEUE: String(queue),
     });
     try {
+      await use(busy);
+    } finally {
+      await busy.close();
+    }
+  };
+
+  it('answers 503 with Retry-After when every renderer is busy with several users’ covers, while JSON endpoints keep answering', async () => {
+    await withOneRenderer(1, async (busy) => {
       // One after another: sign-ins from one address are checked a few at a time.
       const users = [];
       for (let i = 0; i < 5; i++) users.push(await userWithPlaylist(busy));
@@ -277,18 +286,11 @@ describeEachDatabase('GET /v3/playlist/{id}/image (%s)', (t) => {
         expectError(refused, 503);
         expect(refused.headers['retry-after']).toBe('1');
       }
-    } finally {
-      await busy.close();
-    }
+    });
   });
 
   it('lets one user’s burst of covers wait its turn, never turning another user’s cover away', async () => {
-    const busy = await openTestApp(t.config.database.url, {
-      MIXTAPE_IMAGE_CACHE_MB: '0',
-      MIXTAPE_IMAGE_RENDERS: '1',
-      MIXTAPE_IMAGE_QUEUE: '2',
-    });
-    try {
+    await withOneRenderer(2, async (busy) => {
       const [mallory, alice] = [await userWithPlaylist(busy), await userWithPlaylist(busy)];
       const burst = Array.from({ length: 12 }, (_, i) => coverOf(busy, mallory, 1200 - i));
       // Asked for while mallory's burst is being drawn (a cover this large takes tens of milliseconds).
@@ -305,8 +307,6 @@ describeEachDatabase('GET /v3/playlist/{id}/image (%s)', (t) => {
       for (const answer of refused) {
         expect(expectError(answer, 429).errormsg).toMatch(/previous covers are still being drawn/);
       }
-    } finally {
-      await busy.close();
-    }
+    });
   });
 });

@@ -1,12 +1,11 @@
-import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../bench/service.js';
 import { basic } from './helpers/app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/databases.js';
 import { privateHaproxy, type PrivateHaproxy } from './helpers/private-haproxy.js';
 import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
-import { sleep } from './helpers/traffic.js';
+import { send, sleep } from './helpers/traffic.js';
 
 /**
  * Two instances on one PostgreSQL behind HAProxy, run with the configuration the repository ships
@@ -21,52 +20,6 @@ const INSTANCE_ENV = {
   // Above what the proxy needs to notice (2 checks at 250 ms here; 2 at 1 s with the shipped default).
   MIXTAPE_DRAIN_DELAY_SECONDS: '2',
 };
-
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
-interface Call {
-  readonly method?: string;
-  readonly headers?: Record<string, string>;
-  readonly body?: unknown;
-  readonly from?: string;
-  readonly agent?: Agent;
-}
-
-/** One request through the proxy; rejects on a network error or after 30 s. */
-function send(url: string, call: Call = {}): Promise<Answer> {
-  const body = call.body === undefined ? undefined : JSON.stringify(call.body);
-  const headers: Record<string, string> = {
-    ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    ...call.headers,
-  };
-  const secure = url.startsWith('https:');
-  const options = {
-    method: call.method ?? 'GET',
-    headers,
-    timeout: 30_000,
-    ...(call.from === undefined ? {} : { localAddress: call.from }),
-    ...(secure ? { rejectUnauthorized: false, agent: false as const } : { agent: call.agent ?? false }),
-  };
-  return new Promise((resolve, reject) => {
-    const onResponse = (res: IncomingMessage) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.once('error', reject);
-      res.once('end', () => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
-      });
-    };
-    const req = secure ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
-    req.once('timeout', () => req.destroy(new Error('timed out after 30 s')));
-    req.once('error', reject);
-    req.end(body);
-  });
-}
 
 describe('two instances behind HAProxy (deploy/haproxy/haproxy.cfg)', () => {
   let database: TestDatabase;

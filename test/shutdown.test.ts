@@ -3,6 +3,7 @@ import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:ht
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';
 import { killAllServers, runServeExpectingExit, startServer } from './helpers/server-process.js';
+import { send } from './helpers/traffic.js';
 
 /**
  * DESIGN.md section 9: SIGTERM and SIGINT drain in-flight requests, then close the database, then exit 0;
@@ -77,27 +78,9 @@ function holdRequest(base: string, method: 'GET' | 'POST', path: string, body?: 
   };
 }
 
-/** One GET, on a new connection or through a keep-alive agent (consecutive calls may then share one connection). */
-function getOnce(url: string, agent: Agent | false = false): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { headers: { security: SECURITY }, agent, timeout: 10_000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      res.once('error', reject);
-      res.once('end', () => {
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
-      });
-    });
-    req.once('timeout', () => {
-      req.destroy(new Error('timed out'));
-    });
-    req.once('error', reject);
-    req.end();
-  });
-}
+/** One GET with the test user's credential, on a new connection or through a keep-alive agent. */
+const getOnce = (url: string, agent?: Agent): Promise<Answer> =>
+  send(url, { headers: { security: SECURITY }, timeoutMs: 10_000, ...(agent === undefined ? {} : { agent }) });
 
 /** One GET on a new connection, or the error that kept it from being answered. */
 const tryRequest = (url: string): Promise<Answer | Error> =>

@@ -22,10 +22,9 @@ export type ShutdownPhase = 'serving' | 'draining' | 'closing';
 /**
  * Shutting down as requests see it. After `app.markDraining()` (on SIGTERM, for `MIXTAPE_DRAIN_DELAY_SECONDS`)
  * requests are served with `Connection: close` and the readiness probe answers 503; after `app.markClosing()` every
- * new request answers 503 with `Retry-After: 1` while those in flight finish. Returns the current phase, for the
- * readiness probe.
+ * new request answers 503 with `Retry-After: 1` while those in flight finish; `app.shutdownPhase()` tells which.
  */
-export function registerShutdown(app: FastifyInstance): () => ShutdownPhase {
+export function registerShutdown(app: FastifyInstance): void {
   let phase: ShutdownPhase = 'serving';
   app.decorate('markDraining', () => {
     if (phase === 'serving') phase = 'draining';
@@ -43,5 +42,4 @@ export function registerShutdown(app: FastifyInstance): () => ShutdownPhase {
     if (phase === 'closing') done(ApiError.unavailable('The service is shutting down; try again shortly.', 1));
     else done();
   });
-  return () => phase;
 }

@@ -66,15 +66,14 @@ const mediaType = (reply: FastifyReply) =>
 
 /** The body types read as a merge patch: the merge patch's own, JSON, and what create also takes. */
 const MERGE_PATCH_TYPES = [MERGE_PATCH, 'application/json', 'text/plain', 'application/x-www-form-urlencoded'];
-const otherPatchType = () =>
-  new ApiError(415, `A PATCH takes ${ACCEPT_PATCH} (or application/json as a merge patch).`, {
-    'accept-patch': ACCEPT_PATCH,
-  });
-
 /** Another body type is refused before a parser is looked for, so its 415 names the types a PATCH takes. */
 const refuseOtherPatchTypes = async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
   const type = mediaType(reply);
-  if (type !== JSON_PATCH && !MERGE_PATCH_TYPES.includes(type)) throw otherPatchType();
+  if (type !== JSON_PATCH && !MERGE_PATCH_TYPES.includes(type)) {
+    throw new ApiError(415, `A PATCH takes ${ACCEPT_PATCH} (or application/json as a merge patch).`, {
+      'accept-patch': ACCEPT_PATCH,
+    });
+  }
   return payload;
 };
 
@@ -165,10 +164,8 @@ export function playlistEditRoutes(app: FastifyInstance, deps: PlaylistEditRoute
       async (request, reply) => {
         const type = mediaType(reply);
         const body = request.body;
-        let change;
-        if (type === JSON_PATCH) change = applyJsonPatch;
-        else if (MERGE_PATCH_TYPES.includes(type)) change = applyMergePatch;
-        else throw otherPatchType();
+        // Any other type was refused before its body was read (refuseOtherPatchTypes).
+        const change = type === JSON_PATCH ? applyJsonPatch : applyMergePatch;
         const songsSent = Array.isArray(body) ? body.length : 0;
         return sendEdit(editor, request, reply, (current) => change(current, body, limits), songsSent);
       },

@@ -1,4 +1,5 @@
-import { request, type Agent } from 'node:http';
+import { request as httpRequest, type Agent, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 
 /** Small HTTP clients for the fault and abuse tests: every call bounded in time. */
 
@@ -62,6 +63,58 @@ export function isErrorBody(body: string): boolean {
   }
 }
 
+/** What `send` answers: the status, the headers and the body as text. */
+export interface Sent {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+export interface Call {
+  readonly method?: string;
+  readonly headers?: Record<string, string>;
+  /** Sent as JSON. */
+  readonly body?: unknown;
+  /** The loopback source address to send from (`localAddress`). */
+  readonly from?: string;
+  /** A keep-alive agent; none: a connection of its own (HTTPS always has one, with any certificate accepted). */
+  readonly agent?: Agent;
+  readonly timeoutMs?: number;
+}
+
+/** One request over node:http or node:https; rejects on a network error or after the timeout (30 s). */
+export function send(url: string, call: Call = {}): Promise<Sent> {
+  const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+  const headers: Record<string, string> = {
+    ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    ...call.headers,
+  };
+  const secure = url.startsWith('https:');
+  const timeoutMs = call.timeoutMs ?? 30_000;
+  const options = {
+    method: call.method ?? 'GET',
+    headers,
+    timeout: timeoutMs,
+    ...(call.from === undefined ? {} : { localAddress: call.from }),
+    ...(secure ? { rejectUnauthorized: false, agent: false as const } : { agent: call.agent ?? false }),
+  };
+  return new Promise((resolve, reject) => {
+    const onResponse = (res: IncomingMessage) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.once('error', reject);
+      res.once('end', () => {
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
+      });
+    };
+    const req = secure ? httpsRequest(url, options, onResponse) : httpRequest(url, options, onResponse);
+    req.once('timeout', () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
 export interface Reply {
   readonly status: number;
   readonly ms: number;
@@ -70,20 +123,14 @@ export interface Reply {
 }
 
 /** A GET from a given loopback source address. */
-export function getFrom(url: string, from: string, headers: Record<string, string>, agent?: Agent): Promise<Reply> {
+export async function getFrom(
+  url: string,
+  from: string,
+  headers: Record<string, string>,
+  agent?: Agent,
+): Promise<Reply> {
   const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const req = request(url, { localAddress: from, headers, agent, timeout: 30_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => {
-        const retry = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body, retryAfter: retry });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end();
-  });
+  const sent = await send(url, { from, headers, ...(agent === undefined ? {} : { agent }) });
+  const retryAfter = sent.headers['retry-after'];
+  return { status: sent.status, ms: performance.now() - started, body: sent.body, retryAfter };
 }
