@@ -323,10 +323,17 @@ function parsePublicUrl(value: string | undefined): string | undefined {
 }
 
 function parseLocationTemplate(template: string): string {
-  const unknown = [...template.matchAll(/\{([^}]*)\}/g)].find(([, name]) => name !== 'base' && name !== 'id');
-  if (!template.includes('{id}') || unknown !== undefined || /[\s\p{Cc}]/u.test(template)) {
+  const names = [...template.matchAll(/\{([^}]*)\}/g)].map(([, name]) => name);
+  const count = (name: string) => names.filter((n) => n === name).length;
+  if (count('id') !== 1 || count('base') > 1 || names.length !== count('id') + count('base')) {
     throw new ConfigError(
-      `MIXTAPE_PLAYLIST_LOCATION must contain {id}, may contain {base}, and no other {…} or white space (got "${template}")`,
+      `MIXTAPE_PLAYLIST_LOCATION must contain {id} once, may contain {base} once, and no other {…} (got "${template}")`,
+    );
+  }
+  // Imports match locations against the template: a digit or {base} right before {id} would make that costly.
+  if (/[\s\p{Cc}]/u.test(template) || /(?:\d|\{base\})\{id\}/.test(template)) {
+    throw new ConfigError(
+      `MIXTAPE_PLAYLIST_LOCATION may hold no white space, and neither a digit nor {base} right before {id} (got "${template}")`,
     );
   }
   return template;

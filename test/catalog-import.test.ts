@@ -202,6 +202,8 @@ describeEachDatabase('%s', (t) => {
     ['no-title.jsonl', '{"title":"Fine","artist":"A"}\n{"artist":"A"}\n', /no-title\.jsonl, line 2: title is missing/],
     ['bad-id.json', '[{"title":"A","artist":"B"},{"id":-3,"title":"C","artist":"D"}]', /entry 2 \(index 1\): id must/],
     ['bad-duration.csv', 'title,artist,duration\nA,B,3:45\n', /bad-duration\.csv, line 2: duration must/],
+    // Read in linear time: a number-shaped text is recognised without backtracking over its digits.
+    ['digits.csv', `title,artist,duration\nA,B,${'1'.repeat(50_000)}x\n`, /digits\.csv, line 2: duration must/],
     ['long.json', JSON.stringify([{ title: 'x'.repeat(501), artist: 'B' }]), /index 0\): title must be at most 500/],
     ['repeat.csv', 'title,artist\nSame,Band\nOther,Band\nSame,Band\n', /repeat\.csv, line 4: .* as .*line 2/],
     ['no-artist-column.csv', 'title,album\nA,B\n', /no-artist-column\.csv: the header row has no "artist"/],

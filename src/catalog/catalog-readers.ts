@@ -76,7 +76,7 @@ function fromCsv(fields: Record<string, string>): Record<string, unknown> {
   const number = (value: string | undefined): unknown =>
     value === undefined || value === ''
       ? undefined
-      : /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(value)
+      : /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$/i.test(value)
         ? Number(value)
         : value;
   return { ...fields, id: number(fields.id), duration: number(fields.duration) };

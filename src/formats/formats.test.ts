@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { importFormat, negotiateExport } from './formats.js';
-import { exportLinks, songIdIn, songIdPatterns } from './links.js';
+import { exportLinks, SONG_LINK_MAX_LENGTH, songIdMatcher } from './links.js';
 import { cleanText, downloadFileName, xmlText } from './text.js';
 
 describe('picking a format', () => {
@@ -39,14 +39,27 @@ describe('links', () => {
     const links = exportLinks('http://h:1/p', 'https://cdn.test/{id}.mp3?from={base}', 9);
     expect(links.song(3)).toBe('http://h:1/p/v3/song/3');
     expect(links.location(3)).toBe('https://cdn.test/3.mp3?from=http://h:1/p');
-    const patterns = songIdPatterns('https://cdn.test/{id}.mp3?from={base}');
-    expect(songIdIn('https://elsewhere/v3/song/12', patterns)).toBe(12);
-    expect(songIdIn('http://x/v3/songs/12/', patterns)).toBe(12);
-    expect(songIdIn('https://cdn.test/44.mp3?from=anything', patterns)).toBe(44);
-    expect(songIdIn('https://elsewhere/v3/song/12/lyrics', patterns)).toBeUndefined();
-    expect(songIdIn('https://elsewhere/v3/song/0', patterns)).toBeUndefined();
-    expect(songIdIn(`/v3/song/${'9'.repeat(30)}`, patterns)).toBeUndefined();
-    expect(songIdIn('file:///music/a.mp3', patterns)).toBeUndefined();
+    const songIdOf = songIdMatcher('https://cdn.test/{id}.mp3?from={base}');
+    expect(songIdOf('https://elsewhere/v3/song/12')).toBe(12);
+    expect(songIdOf('http://x/v3/songs/12/')).toBe(12);
+    expect(songIdOf('https://cdn.test/44.mp3?from=anything')).toBe(44);
+    expect(songIdOf('https://elsewhere/v3/song/12/lyrics')).toBeUndefined();
+    expect(songIdOf('https://elsewhere/v3/song/0')).toBeUndefined();
+    expect(songIdOf(`/v3/song/${'9'.repeat(30)}`)).toBeUndefined();
+    expect(songIdOf('file:///music/a.mp3')).toBeUndefined();
+    expect(songIdOf('https://elsewhere/v3/song/12?x=1#t')).toBe(12);
+    expect(songIdOf('https://elsewhere/v3/song/12#t')).toBe(12);
+  });
+
+  it('looks at no identifier that is too long or holds a line break, space or control', () => {
+    const songIdOf = songIdMatcher('{base}/v3/song/{id}');
+    const long = `https://h/${'a'.repeat(SONG_LINK_MAX_LENGTH)}/v3/song/7`;
+    expect(songIdOf(long.slice(long.length - SONG_LINK_MAX_LENGTH))).toBe(7);
+    expect(songIdOf(long)).toBeUndefined();
+    for (const separator of ['\n', '\r', '\u2028', '\u2029', ' ', '\t', '\u0000']) {
+      expect(songIdOf(`https://h/v3/song/7${separator}`), JSON.stringify(separator)).toBeUndefined();
+      expect(songIdOf(`${'/v3/song/1?'.repeat(100)}${separator}x`), JSON.stringify(separator)).toBeUndefined();
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import { Bounded } from '../concurrency/bounded.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { READERS, type FileFormat } from '../formats/formats.js';
-import { songIdIn, songIdPatterns } from '../formats/links.js';
+import { songIdMatcher } from '../formats/links.js';
 import { UnreadablePlaylist, type ImportPlaylist, type ImportTrack } from '../formats/playlist-format.js';
 import { cleanText } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
@@ -40,13 +40,13 @@ const describe = (track: UnmatchedTrack): string => {
  * whose album is the same too when the track gives one; among equals, the lowest song id.
  */
 export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistService, locationTemplate: string) {
-  const patterns = songIdPatterns(locationTemplate);
+  const songIdOf = songIdMatcher(locationTemplate);
   // Matching by title reads the catalog: a few imports at a time.
   const refuse = () => ApiError.unavailable('The service is busy with other imports; try again shortly.', 1);
   const imports = new Bounded({ limit: 2, queue: 64, waitMs: 10_000, refuse });
 
   async function match(tracks: readonly ImportTrack[]): Promise<(number | undefined)[]> {
-    const named = tracks.map((track) => track.identifiers.map((identifier) => songIdIn(identifier, patterns)));
+    const named = tracks.map((track) => track.identifiers.map(songIdOf));
     const known = new Set(
       (
         await findSongsByIds(
