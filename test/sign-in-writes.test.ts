@@ -41,5 +41,32 @@ for (const dialect of DIALECTS) {
         await t.close();
       }
     });
+
+    it('decides a sign-in refused for a spent budget by a read: no budget write', async () => {
+      const t = await createTestApp(dialect, { MIXTAPE_AUTH_MAX_FAILURES_PER_ADDRESS: '20' });
+      try {
+        // Names no user can have are never hashed: the cheapest flood there is.
+        const flood: number[] = [];
+        let over = 0;
+        for (let i = 0; i < 60; i++) {
+          if (i === 20) over = t.queries.length;
+          flood.push((await get(t, '10.2.0.1', { security: basic(`bad name ${i}`, 'x') })).statusCode);
+        }
+        expect(flood).toEqual([...Array<number>(20).fill(401), ...Array<number>(40).fill(429)]);
+        expect(budgetWrites(t, over)).toBe(0);
+
+        await t.addUser('bea', 'right horse');
+        for (let i = 0; i < 10; i++) {
+          expect((await get(t, '10.2.0.2', { security: basic('bea', `guess ${i}`) })).statusCode).toBe(401);
+        }
+        over = t.queries.length;
+        for (let i = 0; i < 5; i++) {
+          expect((await get(t, '10.2.0.2', { security: basic('bea', `guess ${i}`) })).statusCode).toBe(429);
+        }
+        expect(budgetWrites(t, over)).toBe(0);
+      } finally {
+        await t.close();
+      }
+    });
   });
 }
