@@ -17,6 +17,7 @@ import { USAGE, UsageError, parseOptions, type BenchOptions } from './options.js
 import { Random } from './random.js';
 import { formatText, type BenchResults, type ScenarioResult } from './results.js';
 import { formatHostileSearch, measureHostileSearch, type HostileResults } from './hostile-search.js';
+import { formatHostileWrites, measureHostileWrites, type HostileWritesResults } from './hostile-writes.js';
 import { formatNeighbours, measureNeighbours, type NeighbourResults } from './neighbours.js';
 import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
 import { PROFILE_DIR, ROOT, pinToCpu, startService, type RunningService } from './service.js';
@@ -251,6 +252,14 @@ async function main(): Promise<void> {
     hostileSearch = await measureHostileSearch(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
     console.log(formatHostileSearch(hostileSearch));
   }
+  let hostileWrites: HostileWritesResults | undefined;
+  if (options.scenarios.includes('hostile-writes')) {
+    console.log(
+      '\nhostile-writes: another user beside one user flooding edits, creates and deletes (a service of its own)',
+    );
+    hostileWrites = await measureHostileWrites(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
+    console.log(formatHostileWrites(hostileWrites));
+  }
 
   const problems = scenarios
     .filter((s) =>
@@ -298,6 +307,7 @@ async function main(): Promise<void> {
     scenarios,
     ...(neighbours === undefined ? {} : { neighbours }),
     ...(hostileSearch === undefined ? {} : { hostileSearch }),
+    ...(hostileWrites === undefined ? {} : { hostileWrites }),
     problems,
   };
   const file = writeResults(results);

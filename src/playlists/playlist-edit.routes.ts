@@ -77,16 +77,34 @@ const refuseOtherPatchTypes = async (_request: FastifyRequest, reply: FastifyRep
   return payload;
 };
 
+/**
+ * What a PATCH body asks to write, as the edit's cost: the songs a merge patch sends, or a JSON Patch's operations
+ * and the songs their values carry. The playlist's own songs are counted by the editor.
+ */
+function patchCost(type: string, body: unknown): number {
+  if (type === JSON_PATCH) {
+    if (!Array.isArray(body)) return 0;
+    let cost = 0;
+    for (const op of body as unknown[]) {
+      const value = (op as { value?: unknown } | null)?.value;
+      cost += 1 + (Array.isArray(value) ? value.length : 0);
+    }
+    return cost;
+  }
+  const songIds = (body as { songIds?: unknown } | null)?.songIds;
+  return Array.isArray(songIds) ? songIds.length : 0;
+}
+
 /** Runs the edit of the request's playlist, under its `If-Match`, and answers the edited playlist with its ETag. */
 async function sendEdit(
   editor: PlaylistEditRouteDeps['editor'],
   request: FastifyRequest<{ Params: Static<typeof PlaylistParams>; Headers: Static<typeof ifMatchHeaders> }>,
   reply: FastifyReply,
   change: Edit,
-  songsSent: number,
+  cost: number,
 ) {
   const { userId } = request.caller;
-  const edited = await editor.edit(userId, request.params.playlistId, request.headers['if-match'], change, songsSent);
+  const edited = await editor.edit(userId, request.params.playlistId, request.headers['if-match'], change, cost);
   return reply.header('etag', edited.etag).type(JSON_TYPE).send(edited.body);
 }
 
@@ -166,8 +184,7 @@ export function playlistEditRoutes(app: FastifyInstance, deps: PlaylistEditRoute
         const body = request.body;
         // Any other type was refused before its body was read (refuseOtherPatchTypes).
         const change = type === JSON_PATCH ? applyJsonPatch : applyMergePatch;
-        const songsSent = Array.isArray(body) ? body.length : 0;
-        return sendEdit(editor, request, reply, (current) => change(current, body, limits), songsSent);
+        return sendEdit(editor, request, reply, (current) => change(current, body, limits), patchCost(type, body));
       },
     );
 
