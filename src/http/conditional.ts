@@ -28,9 +28,8 @@ export function encodedEtag(etag: string, coding: string): string {
   return `${etag.slice(0, -1)}-${coding}"`;
 }
 
-/** The tags an answer with this ETag went out with, by encoding: the identity one first. */
-const variants = (etag: string): string[] =>
-  etag.startsWith('"') ? [etag, ...CONTENT_CODINGS.map((coding) => encodedEtag(etag, coding))] : [etag];
+/** The tags an answer with this strong ETag goes out with, by coding: the identity one first. */
+const variants = (etag: string): string[] => [etag, ...CONTENT_CODINGS.map((coding) => encodedEtag(etag, coding))];
 
 const listed = (header: string): string[] => header.match(/(?:W\/)?"[^"]*"/g) ?? [];
 
@@ -42,12 +41,10 @@ const listed = (header: string): string[] => header.match(/(?:W\/)?"[^"]*"/g) ??
 export function noneMatchTag(header: string | undefined, etag: string): string | undefined {
   if (header === undefined) return undefined;
   if (header.trim() === '*') return etag;
-  const mine = variants(opaque(etag));
-  for (const tag of listed(header)) {
-    const found = mine.indexOf(opaque(tag));
-    if (found >= 0) return etag.startsWith('W/') ? `W/${mine[found]!}` : mine[found];
-  }
-  return undefined;
+  // A weak tag (a page's) is the same whatever the coding.
+  const mine = etag.startsWith('W/') ? [opaque(etag)] : variants(etag);
+  const found = listed(header).find((tag) => mine.includes(opaque(tag)));
+  return found === undefined ? undefined : etag.startsWith('W/') ? etag : opaque(found);
 }
 
 /**
