@@ -34,12 +34,16 @@ const ifMatchHeaders = Type.Object({
   'if-match': Type.Optional(
     Type.String({
       description:
-        'Apply the edit only if the playlist is still as this ETag (from GET or an earlier edit) describes it; `*`: any current version. Otherwise 412.',
+        'Apply the edit only if the playlist is still as this ETag (from GET, the create or an earlier edit, compressed or not) describes it; `*`: any current version. Otherwise 412.',
     }),
   ),
 });
 const ETAG_HEADER = {
-  ETag: { type: 'string' as const, description: 'Strong validator of the edited playlist, as GET now answers it.' },
+  ETag: {
+    type: 'string' as const,
+    description:
+      'Strong validator of the edited playlist, as GET now answers it; a compressed answer\'s names its coding (`"…-gzip"`).',
+  },
 };
 
 /** The answers every edit documents. */

@@ -11,7 +11,7 @@ import type { PlaylistParams } from './playlist.schemas.js';
 /** How `GET /v3/playlist/{playlist-id}` answers in another format than its JSON: the schemas and the choice. */
 
 export const FILE_ETAG =
-  'Strong validator of this playlist in this format: it changes only if a catalog import changes one of its songs.';
+  'Strong validator of this playlist in this format and coding (a compressed answer\'s names it: `"…-gzip"`): it changes when the playlist or one of its songs does.';
 
 export const PlaylistFileQuery = Type.Object({
   format: Type.Optional(
