@@ -91,7 +91,7 @@ interface Database {
   drop(): Promise<void>;
 }
 
-async function newDatabase(dialect: 'sqlite' | 'postgres', pgUrl: string): Promise<Database> {
+export async function newDatabase(dialect: 'sqlite' | 'postgres', pgUrl: string): Promise<Database> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'mixtape-hostile-'));
     return {
