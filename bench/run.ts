@@ -18,6 +18,7 @@ import { Random } from './random.js';
 import { formatText, type BenchResults, type ScenarioResult } from './results.js';
 import { formatHostileSearch, measureHostileSearch, type HostileResults } from './hostile-search.js';
 import { formatHostileWrites, measureHostileWrites, type HostileWritesResults } from './hostile-writes.js';
+import { formatHostileSignIn, measureHostileSignIn, type SignInResults } from './hostile-sign-in.js';
 import { formatNeighbours, measureNeighbours, type NeighbourResults } from './neighbours.js';
 import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
 import { PROFILE_DIR, ROOT, pinToCpu, startService, type RunningService } from './service.js';
@@ -260,6 +261,12 @@ async function main(): Promise<void> {
     hostileWrites = await measureHostileWrites(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
     console.log(formatHostileWrites(hostileWrites));
   }
+  let hostileSignIn: SignInResults | undefined;
+  if (options.scenarios.includes('hostile-sign-in')) {
+    console.log('\nhostile-sign-in: another user and the health checks beside floods of wrong credentials');
+    hostileSignIn = await measureHostileSignIn(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
+    console.log(formatHostileSignIn(hostileSignIn));
+  }
 
   const problems = scenarios
     .filter((s) =>
@@ -308,6 +315,7 @@ async function main(): Promise<void> {
     ...(neighbours === undefined ? {} : { neighbours }),
     ...(hostileSearch === undefined ? {} : { hostileSearch }),
     ...(hostileWrites === undefined ? {} : { hostileWrites }),
+    ...(hostileSignIn === undefined ? {} : { hostileSignIn }),
     problems,
   };
   const file = writeResults(results);
