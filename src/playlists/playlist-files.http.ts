@@ -24,7 +24,7 @@ export const PlaylistFileQuery = Type.Object({
   ),
 });
 
-const PLAYLIST_FILE_HEADERS = {
+export const PLAYLIST_FILE_HEADERS = {
   Vary: { type: 'string' as const, description: '`security, Authorization, Accept`: the answer depends on them.' },
   'Content-Disposition': {
     type: 'string' as const,
@@ -34,15 +34,40 @@ const PLAYLIST_FILE_HEADERS = {
 
 const text = (description: string) => ({ schema: { type: 'string', description } });
 
+const uris = (description: string) => Type.Array(Type.String(), { description });
+
+/** What `writeJspf` writes, so that a generated client types the parsed JSPF. */
+const JSPF = Type.Object(
+  {
+    playlist: Type.Object({
+      title: Type.String({ description: "The playlist's name" }),
+      identifier: Type.String({ description: "The playlist's URL" }),
+      track: Type.Array(
+        Type.Object({
+          location: uris("The song's URL"),
+          identifier: uris("The song's catalog URL"),
+          title: Type.String(),
+          creator: Type.String({ description: 'The artist' }),
+          album: Type.Optional(Type.String()),
+          duration: Type.Optional(Type.Integer({ minimum: 0, description: 'Milliseconds' })),
+        }),
+      ),
+    }),
+  },
+  { description: 'JSPF, the JSON form of XSPF that ListenBrainz uses; durations in milliseconds.' },
+);
+
 /** The answer's media types besides JSON. */
 const PLAYLIST_FILES_CONTENT = {
-  'application/xspf+xml': text('XSPF version 1 (https://xspf.org/spec); durations in milliseconds.'),
-  'application/jspf+json': text('JSPF, the JSON form of XSPF that ListenBrainz uses; durations in milliseconds.'),
+  'application/xspf+xml': text(
+    'XSPF version 1 (https://xspf.org/spec); durations in milliseconds. A text answer: openapi-fetch needs `parseAs: "text"`.',
+  ),
+  'application/jspf+json': { schema: JSPF },
   ...Object.fromEntries(
     MEDIA_TYPES.m3u8.map((type) => [
       type,
       text(
-        'Extended M3U in UTF-8: `#EXTM3U`, `#PLAYLIST:`, `#EXTINF:<seconds>,<artist> - <title>`, `#EXTALB:`, and a location per entry.',
+        'Extended M3U in UTF-8: `#EXTM3U`, `#PLAYLIST:`, `#EXTINF:<seconds>,<artist> - <title>`, `#EXTALB:`, and a location per entry. A text answer: openapi-fetch needs `parseAs: "text"`.',
       ),
     ]),
   ),
