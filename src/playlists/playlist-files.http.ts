@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { EXPORT_FORMATS, MEDIA_TYPES, negotiateExport, type ExportFormat } from '../formats/formats.js';
-import { downloadFileName } from '../formats/text.js';
+import { contentDisposition } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
 import { error, revalidatedJson } from '../http/responses.js';
 import type { TypedRequest } from '../http/routes.js';
@@ -28,7 +28,8 @@ export const PLAYLIST_FILE_HEADERS = {
   Vary: { type: 'string' as const, description: '`security, Authorization, Accept`: the answer depends on them.' },
   'Content-Disposition': {
     type: 'string' as const,
-    description: 'With `?format=`: `attachment; filename="<name>.<ext>"`, a safe file name from the playlist\'s name.',
+    description:
+      "With `?format=`: `attachment; filename=\"<name>.<ext>\"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187).",
   },
 };
 
@@ -113,7 +114,7 @@ export async function playlistFileAnswer(
   const file = await files.get(request.caller.userId, request.params.playlistId, chosen, origin);
   // A format's name is its file extension.
   if (format !== undefined) {
-    reply.header('content-disposition', `attachment; filename="${downloadFileName(file.name, format)}"`);
+    reply.header('content-disposition', contentDisposition(file.name, format));
   }
   // The media type `Accept` chose (M3U8 goes by three names: the one the client asked for), else the format's first.
   return { file, type: `${negotiated?.mediaType ?? MEDIA_TYPES[chosen][0]!}; charset=utf-8` };

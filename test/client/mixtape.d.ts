@@ -917,7 +917,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, a safe file name from the playlist's name. */
+                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
                     "Content-Disposition"?: string;
                     /** @description Strong validator of this playlist in this format: it changes only if a catalog import changes one of its songs. */
                     ETag?: string;
@@ -2145,7 +2145,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, a safe file name from the playlist's name. */
+                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
                     "Content-Disposition"?: string;
                     /** @description Strong validator of this playlist in this format: it changes only if a catalog import changes one of its songs. */
                     ETag?: string;
