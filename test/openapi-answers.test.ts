@@ -174,6 +174,8 @@ describeEachDatabase('answers that match the document (%s)', (t) => {
     const songs = await expectStatus(200, 'get', '/v3/song', { url: '/v3/song?limit=3&search=', headers });
     expect(songs.json<unknown[]>()).toHaveLength(3);
     await expectStatus(200, 'get', '/v3/song/{song-id}', { url: '/v3/song/1', headers });
+    await expectStatus(200, 'get', '/v3/songs', { url: '/v3/songs?limit=2', headers });
+    await expectStatus(200, 'get', '/v3/songs/{song-id}', { url: '/v3/songs/2', headers });
     await expectStatus(404, 'get', '/v3/song/{song-id}', { url: '/v3/song/987654', headers });
     await expectStatus(400, 'get', '/v3/song/{song-id}', { url: '/v3/song/-1', headers });
 
@@ -352,7 +354,7 @@ describeEachDatabase('edits that match the document (%s)', (t) => {
 });
 
 /** An alias is the same route as its singular path (routeWithPluralAlias), so its statuses are seen there. */
-const singular = (op: string) => op.replace('/v3/playlists', '/v3/playlist');
+const singular = (op: string) => op.replace('/v3/playlists', '/v3/playlist').replace('/v3/songs', '/v3/song');
 
 /** Statuses the document lists that no request here can bring about, and why. */
 const UNSEEN = new Map<string, string>([

@@ -18,7 +18,7 @@ open connections 503 with \`Retry-After\`, each with the same body, before any o
 A JSON body sent as \`text/plain\` or \`application/x-www-form-urlencoded\` (as \`curl -d\` does) is read as JSON when
 the credential is in the \`security\` header, and answers 415 with \`Authorization\` (browsers send those types from
 any site); the operations list only the body types a client should send.
-The plural paths (\`/v3/playlists...\`) are aliases of the singular ones: they are listed last, under
+The plural paths (\`/v3/playlists...\`, \`/v3/songs...\`) are aliases of the singular ones: they are listed last, under
 ${ALIAS_TAG}, which the reference page at \`/docs\` shows folded.
 
 With \`MIXTAPE_CORS_ORIGINS\` set, pages from those origins may call the API: a preflight (\`OPTIONS\` with \`Origin\`
