@@ -256,7 +256,14 @@ describe('answers under configured limits match the document', () => {
     expect((await conforming(t, 'get', '/v3/song', wrong)).statusCode).toBe(401);
     const throttled = await conforming(t, 'get', '/v3/song', wrong);
     expect(throttled.statusCode).toBe(429);
-    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    const retryAfter = Number(throttled.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    // The message says how long to wait, as Retry-After does (in minutes from two minutes on).
+    const wait =
+      retryAfter < 120 ? `${retryAfter} second${retryAfter === 1 ? '' : 's'}` : `${Math.ceil(retryAfter / 60)} minutes`;
+    expect(throttled.json<{ errormsg: string }>().errormsg).toBe(
+      `Too many failed sign-in attempts; wait ${wait} before trying again.`,
+    );
 
     expect((await conforming(t, 'get', '/metrics', { url: '/metrics' })).statusCode).toBe(401);
 
