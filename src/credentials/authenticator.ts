@@ -171,7 +171,7 @@ export class Authenticator {
       throw ApiError.tooManyRequests(
         attempt.retryAfterSeconds,
         attempt.why === 'spent'
-          ? 'Too many failed sign-in attempts; wait before trying again.'
+          ? `Too many failed sign-in attempts; wait ${ApiError.waitInWords(attempt.retryAfterSeconds)} before trying again.`
           : 'Too many sign-ins from your address are being checked at once; try again in a moment.',
       );
     }

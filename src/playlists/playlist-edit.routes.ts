@@ -9,6 +9,7 @@ import {
   GONE,
   NOT_FOUND,
   SECURITY,
+  UNSUPPORTED_JSON_BODY,
   error,
   json,
 } from '../http/responses.js';
@@ -60,6 +61,7 @@ function editAnswers(limits: Limits) {
       ETag: { type: 'string' as const, description: 'The current ETag of the playlist.' },
     }),
     413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
+    415: UNSUPPORTED_JSON_BODY,
     422: error('Some song ids are not in the catalog; `errormsg` names them.'),
     ...AUTHENTICATED_ERRORS,
   };

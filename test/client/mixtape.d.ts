@@ -336,6 +336,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/songs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alias of GET /v3/song
+         * @description Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre. Alias of the singular path.
+         */
+        get: operations["getsongsPlural"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/songs/{song-id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alias of GET /v3/song/{song-id}
+         * @description Returns one song of the catalog. Alias of the singular path.
+         */
+        get: operations["getsongPlural"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -653,8 +693,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["newPlaylist"];
-                "application/x-www-form-urlencoded": Record<string, never>;
-                "text/plain": string;
             };
         };
         responses: {
@@ -713,7 +751,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is not JSON (text/plain and form bodies are read as JSON with the security header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
             415: {
                 headers: {
                     /** @description `identity`, when the body was compressed. */
@@ -919,7 +957,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, a safe file name from the playlist's name. */
+                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
                     "Content-Disposition"?: string;
                     /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
                     ETag?: string;
@@ -929,7 +967,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["playlistwithsongs"];
-                    "application/jspf+json": string;
+                    "application/jspf+json": {
+                        playlist: {
+                            /** @description The playlist's URL */
+                            identifier: string;
+                            /** @description The playlist's name */
+                            title: string;
+                            track: {
+                                album?: string;
+                                /** @description The artist */
+                                creator: string;
+                                /** @description Milliseconds */
+                                duration?: number;
+                                /** @description The song's catalog URL */
+                                identifier: string[];
+                                /** @description The song's URL */
+                                location: string[];
+                                title: string;
+                            }[];
+                        };
+                    };
                     "application/vnd.apple.mpegurl": string;
                     "application/xspf+xml": string;
                     "audio/mpegurl": string;
@@ -943,7 +1000,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
                     ETag?: string;
-                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -1054,8 +1111,6 @@ export interface operations {
                     /** @description The songs, in order */
                     songIds: number[];
                 };
-                "application/x-www-form-urlencoded": Record<string, never>;
-                "text/plain": string;
             };
         };
         responses: {
@@ -1135,6 +1190,17 @@ export interface operations {
             /** @description The body is larger than 65536 bytes. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1320,8 +1386,6 @@ export interface operations {
                     /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed */
                     songIds?: number[];
                 };
-                "application/x-www-form-urlencoded": Record<string, never>;
-                "text/plain": string;
             };
         };
         responses: {
@@ -1601,8 +1665,6 @@ export interface operations {
                     /** @description Ids of the songs to insert, in this order; repeats are allowed */
                     songIds: number[];
                 };
-                "application/x-www-form-urlencoded": Record<string, never>;
-                "text/plain": string;
             };
         };
         responses: {
@@ -1682,6 +1744,17 @@ export interface operations {
             /** @description The body is larger than 65536 bytes. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1848,8 +1921,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["newPlaylist"];
-                "application/x-www-form-urlencoded": Record<string, never>;
-                "text/plain": string;
             };
         };
         responses: {
@@ -1908,7 +1979,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is not JSON (text/plain and form bodies are read as JSON with the security header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
             415: {
                 headers: {
                     /** @description `identity`, when the body was compressed. */
@@ -2114,7 +2185,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, a safe file name from the playlist's name. */
+                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
                     "Content-Disposition"?: string;
                     /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
                     ETag?: string;
@@ -2124,7 +2195,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["playlistwithsongs"];
-                    "application/jspf+json": string;
+                    "application/jspf+json": {
+                        playlist: {
+                            /** @description The playlist's URL */
+                            identifier: string;
+                            /** @description The playlist's name */
+                            title: string;
+                            track: {
+                                album?: string;
+                                /** @description The artist */
+                                creator: string;
+                                /** @description Milliseconds */
+                                duration?: number;
+                                /** @description The song's catalog URL */
+                                identifier: string[];
+                                /** @description The song's URL */
+                                location: string[];
+                                title: string;
+                            }[];
+                        };
+                    };
                     "application/vnd.apple.mpegurl": string;
                     "application/xspf+xml": string;
                     "audio/mpegurl": string;
@@ -2138,7 +2228,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
                     ETag?: string;
-                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
@@ -2249,8 +2339,6 @@ export interface operations {
                     /** @description The songs, in order */
                     songIds: number[];
                 };
-                "application/x-www-form-urlencoded": Record<string, never>;
-                "text/plain": string;
             };
         };
         responses: {
@@ -2330,6 +2418,17 @@ export interface operations {
             /** @description The body is larger than 65536 bytes. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2515,8 +2614,6 @@ export interface operations {
                     /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed */
                     songIds?: number[];
                 };
-                "application/x-www-form-urlencoded": Record<string, never>;
-                "text/plain": string;
             };
         };
         responses: {
@@ -2796,8 +2893,6 @@ export interface operations {
                     /** @description Ids of the songs to insert, in this order; repeats are allowed */
                     songIds: number[];
                 };
-                "application/x-www-form-urlencoded": Record<string, never>;
-                "text/plain": string;
             };
         };
         responses: {
@@ -2877,6 +2972,17 @@ export interface operations {
             /** @description The body is larger than 65536 bytes. */
             413: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3012,6 +3118,179 @@ export interface operations {
         };
     };
     getsong: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Song id */
+                "song-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The song. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["catalogSong"];
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No song has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getsongsPlural: {
+        parameters: {
+            query?: {
+                /** @description Number of items to return */
+                limit?: number;
+                /** @description Index of the first item to return; 0 starts at the beginning, 10 skips the first 10 */
+                offset?: number;
+                /** @description Words that must all appear, case- and accent-insensitively, in the title, artist, album or genre */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of songs. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description RFC 8288 links to the `next` and `prev` pages, when there are such pages. */
+                    Link?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    /** @description How many items match, over all pages. */
+                    "X-Total-Count"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["catalogSong"][];
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, the configured rate limit is reached, or a search of yours is already running (searches run one at a time per user). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, the service is busy or shutting down, or the search read for longer than its time limit (`MIXTAPE_SEARCH_TIMEOUT_MS`) and was stopped. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getsongPlural: {
         parameters: {
             query?: never;
             header?: never;
