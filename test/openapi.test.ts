@@ -61,7 +61,7 @@ describe('docs/openapi.json', () => {
     expect(fromCode, 'docs/openapi.json is out of date: run `npm run openapi`').toBe(committedText);
   });
 
-  it('is what test/client/mixtape.d.ts was generated from (otherwise run `npm run client:generate`)', async () => {
+  it('is what test/client/mixtape.d.ts was generated from (otherwise run `npm run openapi`)', async () => {
     const generated = readFileSync(new URL('client/mixtape.d.ts', import.meta.url), 'utf8');
     const fresh = astToString(await openapiTS(committedText));
     expect(generated.replace(/^\/\*\*[\s\S]*?\*\/\s*/, '')).toBe(fresh.replace(/^\/\*\*[\s\S]*?\*\/\s*/, ''));
