@@ -3,7 +3,7 @@ import { describeEachEmptyDatabase } from './helpers/each-database.js';
 import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
 
 /**
- * DESIGN.md section 7: an acknowledged write is never lost; it survives `kill -9` of the process at any moment.
+ * An acknowledged write is never lost; it survives `kill -9` of the process at any moment.
  * A stream of creates and edits (PUT of a whole playlist) runs against the real service; at a random moment the
  * process is killed with SIGKILL and started again on the same database; every create and every edit that was
  * answered 200 must be there, exactly as answered.
