@@ -1,3 +1,4 @@
+import type { ThrottlePolicy } from '../config.js';
 import type { Db } from '../db/database.js';
 import { clientKey } from '../http/client-address.js';
 import {
@@ -9,23 +10,6 @@ import {
   readBudgets,
   removeExpired,
 } from './budget.repository.js';
-
-/** Failed sign-in budgets, each over the same window. */
-export interface ThrottlePolicy {
-  /** Failures of one name from one address. */
-  readonly perAddressAndName: number;
-  /** Failures from one address, whatever the names. */
-  readonly perAddress: number;
-  /** Failures of one name from every address together: distributed guessing. */
-  readonly perName: number;
-  readonly windowMs: number;
-  /** How long an address stays known for a name after a sign-in as it, or a request with its verified credential. */
-  readonly knownMs: number;
-  /** Attempts this instance counts a second (each writes up to three budget rows); half are kept for known addresses. */
-  readonly attemptsPerSecond: number;
-  /** IPv6 addresses are counted by this many leading bits (see `clientKey`). */
-  readonly ipv6PrefixBits: number;
-}
 
 /** An attempt that has been counted as a failure until it is known to have succeeded. */
 export interface Attempt {

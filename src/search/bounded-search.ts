@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type RawBuilder } from 'kysely';
 import { boundedWithShares } from '../concurrency/bounded.js';
+import type { SearchSettings } from '../config.js';
 import type { Dialect } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { characterCount, containsPattern, normalisedLength } from './search-text.js';
@@ -11,14 +12,6 @@ import { characterCount, containsPattern, normalisedLength } from './search-text
  * whenever the search has held it that long; a search stops after `timeoutMs` (503); one runs at a time per user and
  * `concurrency` at once in all.
  */
-
-/** How searches are bounded: each one's time, and how many run at once. */
-export interface SearchSettings {
-  /** A search still reading after this long answers 503. */
-  readonly timeoutMs: number;
-  /** Searches that read at the same time, across all users; one more per user waits for the first. */
-  readonly concurrency: number;
-}
 
 /**
  * The first slice reads an ordinary library of a hundred playlists at once; at worst it holds the event loop a few

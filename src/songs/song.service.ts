@@ -1,8 +1,8 @@
 import type { Db } from '../db/database.js';
-import type { Limits } from '../config.js';
+import type { Limits, SearchSettings } from '../config.js';
 import { ApiError } from '../http/errors.js';
 import type { PageQuery } from '../http/schemas.js';
-import { checkSearchLength, type SearchGate, type SearchSettings } from '../search/bounded-search.js';
+import { checkSearchLength, type SearchGate } from '../search/bounded-search.js';
 import { catalogSearch } from '../search/catalog-search.js';
 import { searchWords } from '../search/search-text.js';
 import * as songs from './song.repository.js';
