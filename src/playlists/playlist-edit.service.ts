@@ -6,12 +6,13 @@ import { ApiError } from '../http/errors.js';
 import { playlistDocument } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
 import { ownPlaylistLength, playlistForEdit, saveEdit } from './playlist-edit.repository.js';
+import { EditRefused } from './playlist-edit.checks.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
 import { playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
 import { replacePlaylistDocument } from '../search/playlist-search.js';
 import { findDeletedPlaylist } from './playlist.repository.js';
 
-/** An edit: the playlist as it is now to the playlist as it will be, or an ApiError that changes nothing. */
+/** An edit: the playlist as it is now to the playlist as it will be, or an EditRefused that changes nothing. */
 export type Edit = (current: PlaylistDocument) => PlaylistDocument;
 
 /**
@@ -63,7 +64,7 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
         const now = playlistAnswer({ id, name: current.name, songs: songs.map(({ genre: _, ...song }) => song) });
         if (!ifMatch(precondition, now.etag)) throw preconditionFailed(now.etag);
       }
-      const next = change({ name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
+      const next = applied(change, { name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
       const songIds = next.songs.map((song) => song.id);
       const songs = await songsInOrder(trx, songIds);
       await saveEdit(trx, id, current, { name: next.name, songIds });
@@ -83,6 +84,16 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
       return perPlaylist(id, () => (length + cost > LONG_EDIT ? longEdits(userId, run) : run()));
     },
   };
+}
+
+/** The edited playlist; a refused edit is a 400 (malformed) or a 409 (a conflict with the playlist as it is). */
+function applied(change: Edit, current: PlaylistDocument): PlaylistDocument {
+  try {
+    return change(current);
+  } catch (error) {
+    if (!(error instanceof EditRefused)) throw error;
+    throw error.reason === 'malformed' ? ApiError.badRequest(error.message) : ApiError.conflict(error.message);
+  }
 }
 
 /** The catalog's songs for these ids, in their order; 422 naming the ids the catalog does not have. */
