@@ -469,6 +469,12 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
       payload: '#EXTM3U\nhttp://a/v3/songs/4\n',
     });
     expect(plural.json<ImportBody>().playlist.songs.map((s) => s.id)).toEqual([4]);
+    // A media type is read as HTTP has it: any case, parameters aside.
+    for (const type of ['Audio/MPEGURL; charset=utf-8', 'TEXT/PLAIN;charset=UTF-8']) {
+      const response = await importFile(security, type, '#EXTM3U\nhttp://a/v3/song/5\n', '?name=Typed');
+      expect(response.statusCode, type).toBe(200);
+      expect(response.json<ImportBody>().playlist.songs.map((s) => s.id)).toEqual([5]);
+    }
     // JSON bodies still work on create.
     await createPlaylist(t.app, security, 'Still JSON', [1]);
   });

@@ -32,8 +32,9 @@ const CROSS_SITE_TYPES = new Set(['text/plain', 'application/x-www-form-urlencod
  * browsers never send on their own. With `Authorization` (which a browser remembers after a 401) it is a 415.
  */
 function refuseCrossSiteBody(request: FastifyRequest): ApiError | undefined {
-  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (!CROSS_SITE_TYPES.has(type) || request.headers.security !== undefined || !hasBody(request)) return undefined;
+  const type = request.mediaType;
+  if (type === undefined || !CROSS_SITE_TYPES.has(type) || request.headers.security !== undefined || !hasBody(request))
+    return undefined;
   return new ApiError(
     415,
     `A body sent as ${type} is taken only with the credential in the security header, as a page on another site ` +

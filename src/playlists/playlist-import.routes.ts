@@ -106,7 +106,7 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
       },
       handler: async (request, reply) => {
         const text = request.body;
-        const format = importFormat(request.headers['content-type'], typeof text === 'string' ? text : '');
+        const format = importFormat(request.mediaType, typeof text === 'string' ? text : '');
         if (format === undefined || typeof text !== 'string') {
           throw notAPlaylistFile();
         }
