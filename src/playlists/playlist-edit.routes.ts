@@ -13,7 +13,7 @@ import {
   insertSongs,
   type MergePatch,
 } from './playlist-edit.operations.js';
-import { PlaylistParams, type PlaylistWithSongs } from './playlist.schemas.js';
+import { PlaylistParams, UNKNOWN_SONGS, type PlaylistWithSongs } from './playlist.schemas.js';
 
 export interface PlaylistEditRouteDeps {
   readonly editor: Pick<PlaylistService, 'edit'>;
@@ -65,7 +65,7 @@ function editAnswers(limits: Limits) {
       ETag: { type: 'string' as const, description: 'The current ETag of the playlist.' },
     }),
     413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
-    422: error('Some song ids are not in the catalog; `errormsg` names them.'),
+    422: UNKNOWN_SONGS,
     ...AUTHENTICATED_ERRORS,
   };
 }

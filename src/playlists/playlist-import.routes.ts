@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.js';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import type { PlaylistImporter } from './playlist-import.service.js';
-import { NAME_PATTERN } from './playlist.schemas.js';
+import { nameRule } from './playlist.schemas.js';
 
 export interface PlaylistImportRouteDeps {
   readonly importer: PlaylistImporter;
@@ -63,13 +63,7 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
           '`?unmatched=fail` the answer is 422 and nothing is created.',
         querystring: Type.Object({
           name: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: limits.nameMaxLength,
-              pattern: NAME_PATTERN,
-              'x-message': 'must not be blank or contain control characters or unpaired surrogates',
-              description: "The playlist's name; the file's title when left out",
-            }),
+            Type.String({ ...nameRule(limits), description: "The playlist's name; the file's title when left out" }),
           ),
           unmatched: Type.Unsafe<'skip' | 'fail'>({
             type: 'string',

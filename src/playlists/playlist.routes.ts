@@ -21,7 +21,7 @@ import {
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { pageQuerySchema } from '../http/schemas.js';
-import { PlaylistParams, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
+import { PlaylistParams, UNKNOWN_SONGS, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
 import type { PlaylistFiles } from './playlist-files.service.js';
 import {
@@ -138,7 +138,7 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
             'The body is not JSON (text/plain and form bodies are read as JSON with the security header), or it is compressed (a `Content-Encoding` other than `identity`).',
             { 'Accept-Encoding': { type: 'string', description: '`identity`, when the body was compressed.' } },
           ),
-          422: error('Some song ids are not in the catalog; `errormsg` names them.'),
+          422: UNKNOWN_SONGS,
           ...AUTHENTICATED_ERRORS,
         },
       },

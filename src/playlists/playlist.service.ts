@@ -1,4 +1,4 @@
-import { boundedPerKey, boundedWithShares } from '../concurrency/bounded.js';
+import { boundedPerKey } from '../concurrency/bounded.js';
 import { PlaylistCache } from './playlist.cache.js';
 import { playlistEditor } from './playlist-edit.service.js';
 import { pageEtag, pageJson, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
@@ -12,6 +12,7 @@ import { playlistDocument, searchWords } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
 import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
 import * as playlists from './playlist.repository.js';
+import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
 import type { PageQuery } from '../http/schemas.js';
 import type { NewPlaylist } from './playlist.schemas.js';
 
@@ -31,8 +32,6 @@ export interface Page {
   readonly etag: string;
 }
 
-/** Playlists longer than this are created a few at a time. */
-const LONG_PLAYLIST = 100;
 /** A user's writes running at once, and waiting for their turn; one more is refused with 429. */
 const WRITES_PER_USER = 2;
 const WRITES_WAITING_PER_USER = 64;
@@ -56,13 +55,7 @@ export function playlistService(
   const search = playlistSearch(db, searchSettings, searchGate);
   // Long playlists being created a few at a time: each takes the event loop for a while. A user holds one place
   // among everyone's; the rest of their burst waits apart.
-  const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
-  const yours = () =>
-    ApiError.tooManyRequests(1, 'Your previous long playlists are still being saved; wait for them first.');
-  const longCreates = boundedWithShares(
-    { limit: 2, queue: 256, waitMs: 10_000, refuse },
-    { limit: 1, queue: 32, refuse: yours },
-  );
+  const longCreates = largeRequests(2, 'Your previous long playlists are still being saved; wait for them first.');
   // A user's creates, edits and deletes: a few at a time, so that one user's burst holds a few of the pooled
   // connections (or of the SQLite writer's batches), never most of them; the rest of the burst waits apart.
   const writes = boundedPerKey({
@@ -85,13 +78,7 @@ export function playlistService(
     const found = await findSongsByIds(q, input.songIds);
     const byId = new Map(found.map((s) => [s.id, s]));
     const unknown = [...new Set(input.songIds.filter((id) => !byId.has(id)))];
-    if (unknown.length > 0) {
-      const shown = unknown.slice(0, 20).join(', ');
-      const more = unknown.length > 20 ? ` and ${unknown.length - 20} more` : '';
-      throw ApiError.unprocessable(
-        `${unknown.length === 1 ? 'This song id is' : 'These song ids are'} not in the catalog: ${shown}${more}.`,
-      );
-    }
+    if (unknown.length > 0) throw notInCatalog(unknown);
     const songs = input.songIds.map((id) => byId.get(id)!);
     const doc = playlistDocument(input.name, songs);
     const id = await db.write(async (trx) => {
