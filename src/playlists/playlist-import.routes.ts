@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.js';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import type { PlaylistImporter } from './playlist-import.service.js';
-import { nameRule } from './playlist.schemas.js';
+import { nameRule, type PlaylistWithSongs } from './playlist.schemas.js';
 
 export interface PlaylistImportRouteDeps {
   readonly importer: PlaylistImporter;
@@ -106,11 +106,11 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
         }
         const { name, unmatched } = request.query;
         const answer = await importer.import(request.caller.userId, format, text, { name, unmatched });
-        const body = `{"playlist":${answer.playlist.body.toString('utf8')},"unmatched":${JSON.stringify(answer.unmatched)}}`;
+        // Through the response schema's serializer, as every JSON answer that is not kept ready in bytes.
+        const playlist = JSON.parse(answer.playlist.body.toString('utf8')) as PlaylistWithSongs;
         return reply
           .header('location', `/v3/playlist/${answer.playlist.id}`)
-          .type('application/json; charset=utf-8')
-          .send(body);
+          .send({ playlist, unmatched: answer.unmatched });
       },
     });
     done();

@@ -9,7 +9,7 @@ import { ApiError } from '../http/errors.js';
 import { checkSearchLength, type SearchGate } from '../search/bounded-search.js';
 import { addPlaylistDocument, playlistSearch } from '../search/playlist-search.js';
 import { playlistDocument, searchWords } from '../search/search-text.js';
-import { findSongsByIds } from '../songs/song.repository.js';
+import { findSongsByIds, type CatalogSong } from '../songs/song.repository.js';
 import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
 import * as playlists from './playlist.repository.js';
 import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
@@ -74,8 +74,12 @@ export function playlistService(
     return { body: pageJson(answers), total, etag: pageEtag(answers, total) };
   }
 
-  async function create(userId: number, input: NewPlaylist): Promise<PlaylistAnswer & { id: number }> {
-    const found = await findSongsByIds(q, input.songIds);
+  async function create(
+    userId: number,
+    input: NewPlaylist,
+    catalog: readonly CatalogSong[] | undefined,
+  ): Promise<PlaylistAnswer & { id: number }> {
+    const found = catalog ?? (await findSongsByIds(q, input.songIds));
     const byId = new Map(found.map((s) => [s.id, s]));
     const unknown = [...new Set(input.songIds.filter((id) => !byId.has(id)))];
     if (unknown.length > 0) throw notInCatalog(unknown);
@@ -105,11 +109,15 @@ export function playlistService(
     /** Edits the owner's playlist (see playlistEditor): 404, 410, 412 or the edited playlist's answer. */
     edit: (...args: Parameters<typeof editor.edit>) => writes(args[0], () => editor.edit(...args)),
 
-    create(userId: number, input: NewPlaylist): Promise<PlaylistAnswer & { id: number }> {
+    /** Creates a playlist of catalog songs; `catalog`: the songs of `input.songIds` when the caller has read them. */
+    create(
+      userId: number,
+      input: NewPlaylist,
+      catalog?: readonly CatalogSong[],
+    ): Promise<PlaylistAnswer & { id: number }> {
+      const run = () => create(userId, input, catalog);
       // A long playlist takes tens of milliseconds of the event loop to check, index and write: a few at a time.
-      return writes(userId, () =>
-        input.songIds.length > LONG_PLAYLIST ? longCreates(userId, () => create(userId, input)) : create(userId, input),
-      );
+      return writes(userId, () => (input.songIds.length > LONG_PLAYLIST ? longCreates(userId, run) : run()));
     },
 
     /** The owner's playlist as JSON bytes with its ETag; 404 or 410 otherwise. */
