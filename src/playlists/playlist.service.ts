@@ -6,9 +6,9 @@ import type { Limits, SearchSettings } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
 import { ApiError } from '../http/errors.js';
-import { checkSearchLength, type SearchGate } from '../search/bounded-search.js';
+import { searchTerms, type SearchGate } from '../search/bounded-search.js';
 import { addPlaylistDocument, playlistSearch } from '../search/playlist-search.js';
-import { playlistDocument, searchWords } from '../search/search-text.js';
+import { playlistDocument } from '../search/search-text.js';
 import { findSongsByIds, type CatalogSong } from '../songs/song.repository.js';
 import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
 import * as playlists from './playlist.repository.js';
@@ -168,13 +168,12 @@ export function playlistService(
     /** A page of the caller's playlists, as the JSON array the API answers with, and how many match in all. */
     async list(userId: number, query: PageQuery): Promise<Page> {
       const { limit, offset } = query;
-      const words = searchWords(query.search ?? '');
+      const words = searchTerms(query.search, limits.searchMaxLength);
       if (words.length === 0) {
         const found = await cache.page(userId, playlists.pageOfPlaylists(q, userId, limit, offset));
         const total = found.rows[0]?.total ?? (await playlists.countPlaylists(q, userId));
         return page(found.answers, total);
       }
-      checkSearchLength(words, limits.searchMaxLength);
       // One read finds the page and the total (a page past the end costs no second count).
       const found = await cache.pageOfIds(userId, async () => {
         const { ids, catalogVersion } = await search.matching(userId, words);
