@@ -29,6 +29,14 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
       '@typescript-eslint/no-non-null-assertion': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // One convention for a class's own members: `#` private fields and methods, never TypeScript's `private`.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: ':matches(PropertyDefinition, MethodDefinition, TSParameterProperty)[accessibility="private"]',
+          message: "A class's own members are `#` private fields and methods, not `private`.",
+        },
+      ],
     },
   },
   {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { serviceEnvironment } from '../src/config.js';
+import { serviceEnvironment } from '../test/helpers/service-environment.js';
 import { ROOT, startService } from './service.js';
 
 const PASSWORD = 'neighbours';

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { serviceEnvironment } from '../src/config.js';
+import { serviceEnvironment } from '../test/helpers/service-environment.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const PROFILE_DIR = 'bench/profiles';

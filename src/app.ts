@@ -110,7 +110,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const playlists = playlistService(db, limits, config.playlistCacheBytes, config.search, searches);
   const files = playlistFiles(playlists, config.exports);
   playlistRoutes(routes, { playlists, limits, authenticate, files });
-  playlistEditRoutes(app, { editor: playlists, limits, authenticate });
+  playlistEditRoutes(routes, { editor: playlists, limits, authenticate });
   const importer = playlistImporter(db, limits, playlists, config.exports.locationTemplate);
   playlistImportRoutes(routes, { importer, limits, authenticate });
   coverRoutes(routes, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, serviceEnvironment } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -151,21 +151,5 @@ describe('loadConfig', () => {
     expect(loadConfig({ REDIS_URL: 'rediss://cache.internal' }).redisUrl).toBe('rediss://cache.internal');
     expect(() => loadConfig({ REDIS_URL: 'https://:secret@cache.internal' })).not.toThrow(/secret/);
     expect(() => loadConfig({ REDIS_URL: 'https://:secret@cache.internal' })).toThrow(ConfigError);
-  });
-
-  it("gives a child service the parent's environment without the parent's service settings", () => {
-    const parent = {
-      PATH: '/bin',
-      MIXTAPE_PAGE_MAX: '5',
-      DATABASE_URL: 'x',
-      PORT: '1',
-      NODE_OPTIONS: '--inspect',
-      REDIS_URL: 'redis://127.0.0.1:6379',
-    };
-    expect(serviceEnvironment(parent, { PORT: '2', LOG_LEVEL: 'warn' })).toEqual({
-      PATH: '/bin',
-      PORT: '2',
-      LOG_LEVEL: 'warn',
-    });
   });
 });

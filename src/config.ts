@@ -1,10 +1,8 @@
-import { isIP } from 'node:net';
-import type { ThrottlePolicy } from './credentials/throttle.js';
-import type { SearchSettings } from './search/bounded-search.js';
 /**
  * The service's settings, read once from the environment, validated and frozen.
  * Nothing else in the code base reads `process.env`.
  */
+import { isIP } from 'node:net';
 
 /** How long the service waits for its database, whichever it is. */
 export interface DatabaseTimeouts {
@@ -34,6 +32,23 @@ export interface Limits {
   readonly searchMaxLength: number;
   readonly bodyBytes: number;
   readonly playlistsPerUser: number;
+}
+
+/** Failed sign-in budgets, each over the same window. */
+export interface ThrottlePolicy {
+  /** Failures of one name from one address. */
+  readonly perAddressAndName: number;
+  /** Failures from one address, whatever the names. */
+  readonly perAddress: number;
+  /** Failures of one name from every address together: distributed guessing. */
+  readonly perName: number;
+  readonly windowMs: number;
+  /** How long an address stays known for a name after a sign-in as it, or a request with its verified credential. */
+  readonly knownMs: number;
+  /** Attempts this instance counts a second (each writes up to three budget rows); half are kept for known addresses. */
+  readonly attemptsPerSecond: number;
+  /** IPv6 addresses are counted by this many leading bits (see `clientKey`). */
+  readonly ipv6PrefixBits: number;
 }
 
 export interface AuthConfig {
@@ -72,6 +87,14 @@ export interface ServerConfig {
   readonly maxConnectionsPerAddress: number;
   /** IPv6 clients are counted by this many leading bits of their address (see `clientKey`). */
   readonly ipv6PrefixBits: number;
+}
+
+/** How searches are bounded: each one's time, and how many run at once. */
+export interface SearchSettings {
+  /** A search still reading after this long answers 503. */
+  readonly timeoutMs: number;
+  /** Searches that read at the same time, across all users; one more per user waits for the first. */
+  readonly concurrency: number;
 }
 
 export interface Config {
@@ -131,20 +154,6 @@ export class ConfigError extends Error {
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-/**
- * The environment for a child process that runs the service: the parent's, minus every setting of the service
- * (so that nothing from the developer's shell leaks in) and `NODE_OPTIONS`, plus the given settings.
- */
-export function serviceEnvironment(parent: Env, settings: Readonly<Record<string, string>>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(parent)) {
-    if (value === undefined || key.startsWith('MIXTAPE_') || key.startsWith('DATABASE_')) continue;
-    if (['NODE_OPTIONS', 'PORT', 'HOST', 'LOG_LEVEL', 'REDIS_URL'].includes(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, ...settings };
-}
 
 const DEFAULT_DATABASE_URL = 'sqlite:./data/mixtape.db';
 

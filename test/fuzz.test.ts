@@ -29,7 +29,7 @@ import {
 /**
  * Property-based fuzzing of every endpoint through `app.inject`: random and hostile methods, paths, query
  * strings, bodies, content types and credentials. Whatever comes in, the service answers below 500, and every
- * error is the one error body of DESIGN.md section 3 with the headers its status needs.
+ * error is the one error body (`{"errorcode", "errormsg"}`) with the headers its status needs.
  */
 
 const RUNS = 500;

@@ -3,7 +3,7 @@ import { createTestApp } from './helpers/app.js';
 import { describeEachDatabase } from './helpers/each-database.js';
 import { createPlaylist, expectError, type PlaylistBody } from './helpers/requests.js';
 
-// DESIGN.md section 4, each limit at its edge and one past it.
+// The default limits on what a request carries, each at its edge and one past it, and each one configurable.
 describeEachDatabase('limits on %s', (t, dialect) => {
   const post = (security: string, payload: unknown) =>
     t.app.inject({ method: 'POST', url: '/v3/playlist', headers: { security }, payload: payload as object });

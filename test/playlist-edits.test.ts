@@ -146,6 +146,53 @@ for (const dialect of DIALECTS) {
       expectError(await edit('POST', `/v3/playlist/${created.id}/songs`, security, { songIds: [999_999] }), 422);
     });
 
+    it("refuses a merge patch create would refuse, with create's sentence, whatever type it is sent as", async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Kept', [1]);
+      const cases: [string, RegExp][] = [
+        ['[]', /^The request body must be a JSON object\.$/],
+        ['"x"', /must be a JSON object/],
+        ['{"name": null}', /^"name" must be a string\.$/],
+        ['{"songIds": null}', /^"songIds" must be an array\.$/],
+        ['{"name": ["x"]}', /"name" must be a string/],
+        ['{"name": "   "}', /"name" must not be blank/],
+        [`{"name": "${'x'.repeat(201)}"}`, /"name" must be at most 200 characters long/],
+        ['{"songIds": "1,2"}', /"songIds" must be an array/],
+        ['{"songIds": [1, "2"]}', /"songIds\[1\]" must be an integer/],
+        ['{"songIds": [1, 0]}', /"songIds\[1\]" must be at least 1/],
+      ];
+      const types = [
+        'application/merge-patch+json',
+        'application/json',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+      ];
+      for (const type of types) {
+        for (const [payload, message] of cases) {
+          const response = await t.app.inject({
+            method: 'PATCH',
+            url: `/v3/playlist/${created.id}`,
+            headers: { security, 'content-type': type },
+            payload,
+          });
+          expect(expectError(response, 400).errormsg, `${type} ${payload}`).toMatch(message);
+        }
+      }
+      const url = `/v3/playlist/${created.id}/songs`;
+      const insert = (body: unknown) => edit('POST', url, security, body);
+      expect(expectError(await insert({ songIds: [1], position: -1 }), 400).errormsg).toMatch(
+        /"position" must be at least 0/,
+      );
+      expect(expectError(await insert({ songIds: [1], position: 1.5 }), 400).errormsg).toMatch(
+        /"position" must be an integer/,
+      );
+      expect(expectError(await insert({ songIds: [0] }), 400).errormsg).toMatch(/"songIds\[0\]" must be at least 1/);
+      expect((await get(created.id, security)).json<PlaylistBody>()).toMatchObject({
+        name: 'Kept',
+        songs: [{ id: 1 }],
+      });
+    });
+
     it('honours If-Match: the current ETag or * applies, another answers 412 with the current ETag and changes nothing', async () => {
       const security = await t.addUser();
       const created = await createPlaylist(t.app, security, 'Guarded', [1, 2]);

@@ -377,6 +377,18 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
     expect(text).toMatch(/songs_title_key/);
   });
 
+  it('reads each matched song from the catalog once: the create takes the songs the match found', async () => {
+    const security = await t.addUser();
+    const a = await song(6);
+    const before = t.queries.length;
+    const m3u8 = `#EXTM3U\n#PLAYLIST:Once\nhttp://a/v3/song/2\n#EXTINF:1,${a.artist} - ${a.title}\nx.mp3\n`;
+    const answer = await importFile(security, 'audio/mpegurl', m3u8);
+    expect(answer.json<ImportBody>().playlist.songs.map((s) => s.id)).toEqual([2, 6]);
+    const songReads = t.queries.slice(before).filter((q) => /^select .* from "songs"/i.test(q.sql));
+    // One read by id (the link), one by title (the rest); none again for the create.
+    expect(songReads.map((q) => q.sql)).toHaveLength(2);
+  });
+
   it('picks among songs of the same title and artist by album, then the lowest id', async () => {
     const word = `twin${Date.now()}`;
     await importCatalog(t.db, [
@@ -489,6 +501,12 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
       payload: '#EXTM3U\nhttp://a/v3/songs/4\n',
     });
     expect(plural.json<ImportBody>().playlist.songs.map((s) => s.id)).toEqual([4]);
+    // A media type is read as HTTP has it: any case, parameters aside.
+    for (const type of ['Audio/MPEGURL; charset=utf-8', 'TEXT/PLAIN;charset=UTF-8']) {
+      const response = await importFile(security, type, '#EXTM3U\nhttp://a/v3/song/5\n', '?name=Typed');
+      expect(response.statusCode, type).toBe(200);
+      expect(response.json<ImportBody>().playlist.songs.map((s) => s.id)).toEqual([5]);
+    }
     // JSON bodies still work on create.
     await createPlaylist(t.app, security, 'Still JSON', [1]);
   });

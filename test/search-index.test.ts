@@ -3,7 +3,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { describeEachDatabase } from './helpers/each-database.js';
 
 // A search reads its caller's documents through the key (owner, playlist), never another owner's rows, however
-// many other owners have (DESIGN.md section 5, as changed by the bounded search): its cost is the caller's library.
+// many other owners have: its cost is the caller's library.
 describeEachDatabase('search plan on %s', (t, dialect) => {
   let small = '';
 

@@ -6,7 +6,7 @@ import { killAllServers, runServeExpectingExit, startServer } from './helpers/se
 import { send } from './helpers/traffic.js';
 
 /**
- * DESIGN.md section 9: SIGTERM and SIGINT drain in-flight requests, then close the database, then exit 0;
+ * SIGTERM and SIGINT drain in-flight requests, then close the database, then exit 0;
  * every setting is validated at start, and a bad one stops the start with a message that names it.
  */
 

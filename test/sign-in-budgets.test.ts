@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { SignInThrottle, type Attempt, type ThrottlePolicy } from '../src/credentials/throttle.js';
+import { loadConfig, type ThrottlePolicy } from '../src/config.js';
+import { SignInThrottle, type Attempt } from '../src/credentials/throttle.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from './helpers/databases.js';

@@ -4,7 +4,7 @@ import { describeEachDatabase } from './helpers/each-database.js';
 import { createPlaylist, expectError, type PlaylistBody } from './helpers/requests.js';
 
 /**
- * DESIGN.md section 3: a bad query parameter, id or body is a 400. Ids, `limit`, `offset` and `size` are plain
+ * A bad query parameter, id or body is a 400. Ids, `limit`, `offset` and `size` are plain
  * decimal integers (no hex, fraction, exponent, sign or space); a body is UTF-8; a compressed body is a 415.
  */
 describeEachDatabase('strict input on %s', (t) => {

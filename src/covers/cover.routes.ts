@@ -6,7 +6,7 @@ import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { AUTHENTICATED_ERRORS, BAD_REQUEST, GONE, HEADERS, NOT_FOUND, SECURITY, error } from '../http/responses.js';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
-import { MEDIA_TYPES, type CoverFormat, type CoverRenderer } from './renderer.js';
+import { COVERS_PER_USER, MEDIA_TYPES, type CoverFormat, type CoverRenderer } from './renderer.js';
 
 export interface CoverRouteDeps {
   readonly playlists: PlaylistService;
@@ -89,7 +89,7 @@ export function coverRoutes(app: TypedApp, deps: CoverRouteDeps): void {
         410: GONE,
         ...AUTHENTICATED_ERRORS,
         429: error(
-          'Too many failed sign-in attempts, the configured rate limit is reached, or 34 of your covers are already being drawn or waiting (each user has at most two among everyone’s drawings; the rest of a burst waits apart).',
+          `Too many failed sign-in attempts, the configured rate limit is reached, or ${COVERS_PER_USER} of your covers are already being drawn or waiting (each user has at most two among everyone’s drawings; the rest of a burst waits apart).`,
           HEADERS.retryAfter,
         ),
         503: error(

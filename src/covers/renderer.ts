@@ -37,6 +37,16 @@ async function loadDrawing() {
 type Drawing = Awaited<ReturnType<typeof loadDrawing>>;
 
 /**
+ * Of everyone's drawings and places in the queue, one user holds at most this many; the rest of their burst (a page
+ * of covers a browser asks for at once) waits apart, up to PER_USER_WAITING more, then 429. So one user's covers can
+ * make theirs slow, never another user's refused.
+ */
+const PER_USER_DRAWING = 2;
+const PER_USER_WAITING = 32;
+/** The covers one user may have drawing and waiting at once; one more is a 429. */
+export const COVERS_PER_USER = PER_USER_DRAWING + PER_USER_WAITING;
+
+/**
  * Draws covers off the event loop (libvips's worker threads), a bounded number at a time, and keeps the results in
  * memory up to a byte budget. The ETag is computed from the inputs alone, so a revalidation never draws.
  *
@@ -45,14 +55,6 @@ type Drawing = Awaited<ReturnType<typeof loadDrawing>>;
  * Otherwise the time of the answer and the cache hit counter would tell them whether the other user has such a
  * playlist and has looked at its cover lately.
  */
-/**
- * Of everyone's drawings and places in the queue, one user holds at most this many; the rest of their burst (a page
- * of covers a browser asks for at once) waits apart, up to PER_USER_WAITING more, then 429. So one user's covers can
- * make theirs slow, never another user's refused.
- */
-const PER_USER_DRAWING = 2;
-const PER_USER_WAITING = 32;
-
 export class CoverRenderer {
   #drawing: Promise<Drawing> | undefined;
   readonly #cache: LRUCache<string, Buffer> | null;

@@ -49,31 +49,34 @@ const crowded = () => ApiError.unavailable('Too many sign-ins are being checked;
  * most every quarter of `knownMs` per name and address on each instance), so that an address in use never lapses.
  */
 export class Authenticator {
-  private readonly key = new HmacKey(randomBytes(32));
-  private readonly verified: LRUCache<string, Verified>;
+  readonly #key = new HmacKey(randomBytes(32));
+  readonly #verified: LRUCache<string, Verified>;
   /** When this instance last renewed each address's known mark for a name. */
-  private readonly renewed: LRUCache<string, number>;
-  private readonly checking = new Map<string, Promise<Verified | undefined>>();
-  private readonly throttle: SignInThrottle;
-  private readonly hashing: Bounded;
-  private readonly dummyHash: Promise<string>;
+  readonly #renewed: LRUCache<string, number>;
+  readonly #checking = new Map<string, Promise<Verified | undefined>>();
+  readonly #throttle: SignInThrottle;
+  readonly #hashing: Bounded;
+  readonly #dummyHash: Promise<string>;
 
-  constructor(
-    private readonly db: Db,
-    private readonly config: AuthConfig,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.verified = new LRUCache({ max: config.cacheSize });
-    this.renewed = new LRUCache({ max: config.cacheSize });
-    this.throttle = new SignInThrottle(db, config.throttle, now);
-    this.hashing = new Bounded({
+  readonly #db: Db;
+  readonly #config: AuthConfig;
+  readonly #now: () => number;
+
+  constructor(db: Db, config: AuthConfig, now: () => number = Date.now) {
+    this.#db = db;
+    this.#config = config;
+    this.#now = now;
+    this.#verified = new LRUCache({ max: config.cacheSize });
+    this.#renewed = new LRUCache({ max: config.cacheSize });
+    this.#throttle = new SignInThrottle(db, config.throttle, now);
+    this.#hashing = new Bounded({
       limit: config.hashConcurrency,
       queue: config.hashQueue,
       waitMs: config.hashWaitMs,
       refuse: crowded,
     });
     // Unknown users are checked against this hash so that they take as long as a wrong password.
-    this.dummyHash = hashPassword(randomBytes(16).toString('hex'));
+    this.#dummyHash = hashPassword(randomBytes(16).toString('hex'));
   }
 
   /**
@@ -84,9 +87,9 @@ export class Authenticator {
     const result = readCredential(headers);
     if (result.kind !== 'ok') return undefined;
     const { credential } = result;
-    const cached = this.verified.get(this.key.digest(credential.secret));
-    if (cached === undefined || this.now() - cached.checkedAt >= this.config.recheckMs) return undefined;
-    this.renewKnown(cached.name, address);
+    const cached = this.#verified.get(this.#key.digest(credential.secret));
+    if (cached === undefined || this.#now() - cached.checkedAt >= this.#config.recheckMs) return undefined;
+    this.#renewKnown(cached.name, address);
     return { userId: cached.userId, name: cached.name, source: credential.source };
   }
 
@@ -103,32 +106,32 @@ export class Authenticator {
         throw unauthorized('The credential is malformed: send Basic base64(user:password).');
       case 'too-long':
         // Never hashed, but counted like any wrong password.
-        this.throttle.finished(await this.begin(result.name, address));
+        this.#throttle.finished(await this.#begin(result.name, address));
         throw unauthorized(WRONG);
       case 'ok':
         break;
     }
     const { credential } = result;
-    const name = await this.userName(credential.name, address);
-    const cacheKey = this.key.digest(credential.secret);
-    const cached = this.verified.get(cacheKey);
-    if (cached !== undefined && (await this.stillValid(cached))) {
-      this.renewKnown(cached.name, address);
+    const name = await this.#userName(credential.name, address);
+    const cacheKey = this.#key.digest(credential.secret);
+    const cached = this.#verified.get(cacheKey);
+    if (cached !== undefined && (await this.#stillValid(cached))) {
+      this.#renewKnown(cached.name, address);
       return { userId: cached.userId, name: cached.name, source: credential.source };
     }
-    if (cached !== undefined) this.verified.delete(cacheKey);
+    if (cached !== undefined) this.#verified.delete(cacheKey);
 
     // The same credential sent on several connections at once (a client starting up) is one attempt, checked once.
-    let check = this.checking.get(cacheKey);
+    let check = this.#checking.get(cacheKey);
     if (check === undefined) {
-      check = this.signIn(name, credential.password, address).finally(() => {
-        this.checking.delete(cacheKey);
+      check = this.#signIn(name, credential.password, address).finally(() => {
+        this.#checking.delete(cacheKey);
       });
-      this.checking.set(cacheKey, check);
+      this.#checking.set(cacheKey, check);
     }
     const verified = await check;
     if (verified === undefined) throw unauthorized(WRONG);
-    this.verified.set(cacheKey, verified);
+    this.#verified.set(cacheKey, verified);
     return { userId: verified.userId, name: verified.name, source: credential.source };
   }
 
@@ -136,36 +139,36 @@ export class Authenticator {
    * The name as users are stored (NFC), so that either form of `josé` signs in as the one user and spends one
    * budget. A name that no user can have is counted as a failed attempt and answered with the rule it breaks.
    */
-  private async userName(given: string, address: string): Promise<string> {
+  async #userName(given: string, address: string): Promise<string> {
     try {
       return userName(given);
     } catch (error) {
       if (!(error instanceof UserError)) throw error;
-      this.throttle.finished(await this.begin(given, address));
+      this.#throttle.finished(await this.#begin(given, address));
       throw unauthorized(error.message);
     }
   }
 
   /** One sign-in attempt: counted, then the password checked; the user, or undefined for a wrong credential. */
-  private async signIn(name: string, password: string, address: string): Promise<Verified | undefined> {
-    const attempt = await this.begin(name, address);
+  async #signIn(name: string, password: string, address: string): Promise<Verified | undefined> {
+    const attempt = await this.#begin(name, address);
     try {
-      const user = await findUserByName(this.db.kysely, name);
-      const stored = user?.password_hash ?? (await this.dummyHash);
-      if (!attempt.knownAddress && this.queueFull(Math.ceil(this.config.hashQueue / 2))) throw crowded();
-      const ok = await this.hashing.run(() => verifyPassword(password, stored));
+      const user = await findUserByName(this.#db.kysely, name);
+      const stored = user?.password_hash ?? (await this.#dummyHash);
+      if (!attempt.knownAddress && this.#queueFull(Math.ceil(this.#config.hashQueue / 2))) throw crowded();
+      const ok = await this.#hashing.run(() => verifyPassword(password, stored));
       if (user === undefined || !ok) return undefined;
-      await this.throttle.succeeded(attempt);
-      this.renewed.set(renewKey(user.name, address), this.now());
-      return { userId: user.id, name: user.name, passwordHash: user.password_hash, checkedAt: this.now() };
+      await this.#throttle.succeeded(attempt);
+      this.#renewed.set(renewKey(user.name, address), this.#now());
+      return { userId: user.id, name: user.name, passwordHash: user.password_hash, checkedAt: this.#now() };
     } finally {
-      this.throttle.finished(attempt);
+      this.#throttle.finished(attempt);
     }
   }
 
   /** Counts a sign-in attempt as failed until it succeeds; 429 when a budget is spent. */
-  private async begin(name: string, address: string): Promise<Attempt> {
-    const attempt = await this.throttle.begin(name, address);
+  async #begin(name: string, address: string): Promise<Attempt> {
+    const attempt = await this.#throttle.begin(name, address);
     if ('retryAfterSeconds' in attempt) {
       if (attempt.why === 'crowded') throw crowded();
       throw ApiError.tooManyRequests(
@@ -179,28 +182,28 @@ export class Authenticator {
   }
 
   /** Whether every hashing slot is taken and at least `waiting` attempts wait. */
-  private queueFull(waiting: number): boolean {
-    return this.hashing.active >= this.config.hashConcurrency && this.hashing.waiting >= waiting;
+  #queueFull(waiting: number): boolean {
+    return this.#hashing.active >= this.#config.hashConcurrency && this.#hashing.waiting >= waiting;
   }
 
   /** Keeps the address known for the name, writing at most once a quarter of `knownMs` from this instance. */
-  private renewKnown(name: string, address: string): void {
+  #renewKnown(name: string, address: string): void {
     const key = renewKey(name, address);
-    const now = this.now();
-    const last = this.renewed.get(key);
-    if (last !== undefined && now - last < this.config.throttle.knownMs / 4) return;
-    this.renewed.set(key, now);
-    this.throttle.renewKnown(name, address).catch(() => {
+    const now = this.#now();
+    const last = this.#renewed.get(key);
+    if (last !== undefined && now - last < this.#config.throttle.knownMs / 4) return;
+    this.#renewed.set(key, now);
+    this.#throttle.renewKnown(name, address).catch(() => {
       // Tried again at the next request.
-      this.renewed.delete(key);
+      this.#renewed.delete(key);
     });
   }
 
-  private async stillValid(entry: Verified): Promise<boolean> {
-    if (this.now() - entry.checkedAt < this.config.recheckMs) return true;
-    const user = await findUserById(this.db.kysely, entry.userId);
+  async #stillValid(entry: Verified): Promise<boolean> {
+    if (this.#now() - entry.checkedAt < this.#config.recheckMs) return true;
+    const user = await findUserById(this.#db.kysely, entry.userId);
     if (user?.password_hash !== entry.passwordHash) return false;
-    entry.checkedAt = this.now();
+    entry.checkedAt = this.#now();
     return true;
   }
 }

@@ -1,3 +1,4 @@
+import type { ThrottlePolicy } from '../config.js';
 import type { Db } from '../db/database.js';
 import { clientKey } from '../http/client-address.js';
 import {
@@ -9,23 +10,6 @@ import {
   readBudgets,
   removeExpired,
 } from './budget.repository.js';
-
-/** Failed sign-in budgets, each over the same window. */
-export interface ThrottlePolicy {
-  /** Failures of one name from one address. */
-  readonly perAddressAndName: number;
-  /** Failures from one address, whatever the names. */
-  readonly perAddress: number;
-  /** Failures of one name from every address together: distributed guessing. */
-  readonly perName: number;
-  readonly windowMs: number;
-  /** How long an address stays known for a name after a sign-in as it, or a request with its verified credential. */
-  readonly knownMs: number;
-  /** Attempts this instance counts a second (each writes up to three budget rows); half are kept for known addresses. */
-  readonly attemptsPerSecond: number;
-  /** IPv6 addresses are counted by this many leading bits (see `clientKey`). */
-  readonly ipv6PrefixBits: number;
-}
 
 /** An attempt that has been counted as a failure until it is known to have succeeded. */
 export interface Attempt {
@@ -63,18 +47,18 @@ class AttemptRate {
   #tokens: number;
   #at: number;
 
-  constructor(
-    private readonly perSecond: number,
-    now: number,
-  ) {
+  readonly #perSecond: number;
+
+  constructor(perSecond: number, now: number) {
+    this.#perSecond = perSecond;
     this.#tokens = perSecond;
     this.#at = now;
   }
 
   take(knownAddress: boolean, now: number): boolean {
-    this.#tokens = Math.min(this.perSecond, this.#tokens + (Math.max(0, now - this.#at) * this.perSecond) / 1000);
+    this.#tokens = Math.min(this.#perSecond, this.#tokens + (Math.max(0, now - this.#at) * this.#perSecond) / 1000);
     this.#at = now;
-    const needed = knownAddress ? 1 : 1 + Math.floor(this.perSecond / 2);
+    const needed = knownAddress ? 1 : 1 + Math.floor(this.#perSecond / 2);
     if (this.#tokens < needed) return false;
     this.#tokens -= 1;
     return true;
@@ -114,31 +98,34 @@ export class SignInThrottle {
   readonly #rate: AttemptRate;
   #nextCleanup = 0;
 
-  constructor(
-    private readonly db: Db,
-    private readonly policy: ThrottlePolicy,
-    private readonly now: () => number = Date.now,
-  ) {
+  readonly #db: Db;
+  readonly #policy: ThrottlePolicy;
+  readonly #now: () => number;
+
+  constructor(db: Db, policy: ThrottlePolicy, now: () => number = Date.now) {
+    this.#db = db;
+    this.#policy = policy;
+    this.#now = now;
     this.#rate = new AttemptRate(policy.attemptsPerSecond, now());
   }
 
   /** Counts the attempt, or returns the seconds to wait when a budget is spent; rejects on a database fault. */
   async begin(name: string, clientAddress: string): Promise<Attempt | Refused> {
-    const address = clientKey(clientAddress, this.policy.ipv6PrefixBits);
+    const address = clientKey(clientAddress, this.#policy.ipv6PrefixBits);
     // A burst of different names from one address must not fill the hash queue that every other client waits in.
     const inFlight = this.#inFlight.get(address) ?? 0;
     if (inFlight >= IN_FLIGHT_PER_ADDRESS) return { retryAfterSeconds: 1, why: 'busy' };
     this.#inFlight.set(address, inFlight + 1);
     const known = budgetKey('known', address, name);
-    const now = this.now();
+    const now = this.#now();
     try {
-      const { policy } = this;
+      const policy = this.#policy;
       const limits = new Map([
         [budgetKey('address-and-name', address, name), policy.perAddressAndName],
         [budgetKey('address', address), policy.perAddress],
         [budgetKey('name', name), policy.perName],
       ]);
-      const seen = await readBudgets(this.db.kysely, [known, ...limits.keys()]);
+      const seen = await readBudgets(this.#db.kysely, [known, ...limits.keys()]);
       const knownAddress = (seen.get(known)?.expiresAt ?? 0) > now;
       if (knownAddress) limits.delete(budgetKey('name', name));
       spentBy([...seen.values()], limits, now, 0);
@@ -165,25 +152,25 @@ export class SignInThrottle {
 
   /** The attempt succeeded: it is not a failure, and its address is known for its name. */
   async succeeded(attempt: Attempt): Promise<void> {
-    const now = this.now();
-    await this.db.write(async (trx) => {
+    const now = this.#now();
+    await this.#db.write(async (trx) => {
       await giveBackFailure(trx, attempt.keys, now);
-      await markKnown(trx, attempt.known, now + this.policy.knownMs);
+      await markKnown(trx, attempt.known, now + this.#policy.knownMs);
     });
   }
 
   /** The name's verified credential was used from the address: it stays known there for `knownMs` from now. */
   async renewKnown(name: string, clientAddress: string): Promise<void> {
-    const known = budgetKey('known', clientKey(clientAddress, this.policy.ipv6PrefixBits), name);
-    const until = this.now() + this.policy.knownMs;
-    await this.db.write((trx) => markKnown(trx, known, until));
+    const known = budgetKey('known', clientKey(clientAddress, this.#policy.ipv6PrefixBits), name);
+    const until = this.#now() + this.#policy.knownMs;
+    await this.#db.write((trx) => markKnown(trx, known, until));
   }
 
   /** Adds a failure to each budget in one transaction; the sorted keys, or BudgetSpent. */
   #count(limits: ReadonlyMap<string, number>, now: number): Promise<string[]> {
     const keys = [...limits.keys()].sort();
-    return this.db.write(async (trx) => {
-      spentBy(await countFailures(trx, keys, now, this.policy.windowMs), limits, now, 1);
+    return this.#db.write(async (trx) => {
+      spentBy(await countFailures(trx, keys, now, this.#policy.windowMs), limits, now, 1);
       return keys;
     });
   }
@@ -194,14 +181,14 @@ export class SignInThrottle {
    */
   #cleanUp(now: number): void {
     if (now < this.#nextCleanup) return;
-    const elapsed = Math.min(now - this.#nextCleanup + CLEANUP_INTERVAL_MS, this.policy.windowMs);
+    const elapsed = Math.min(now - this.#nextCleanup + CLEANUP_INTERVAL_MS, this.#policy.windowMs);
     this.#nextCleanup = now + CLEANUP_INTERVAL_MS;
     // Each count writes at most three rows: twice as many as this instance can have written since the last cleanup.
     const rows = Math.max(
       1000,
-      Math.ceil((6 * this.policy.attemptsPerSecond * (elapsed + CLEANUP_INTERVAL_MS)) / 1000),
+      Math.ceil((6 * this.#policy.attemptsPerSecond * (elapsed + CLEANUP_INTERVAL_MS)) / 1000),
     );
-    this.db.write((trx) => removeExpired(trx, this.db.dialect, now, rows)).catch(() => undefined);
+    this.#db.write((trx) => removeExpired(trx, this.#db.dialect, now, rows)).catch(() => undefined);
   }
 
   #release(address: string): void {

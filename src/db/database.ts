@@ -6,7 +6,7 @@ import { withTimeout } from './faults.js';
 import { openPostgresPool } from './postgres.js';
 import type { Database } from './schema.js';
 import { AUTO_CHECKPOINT_PAGES, ImmediateSqliteDialect, openSqlite, withStatementCache } from './sqlite.js';
-import { WriteBatcher, type FinalWrite, type WriteWork } from './write-batch.js';
+import { WriteBatcher, type WriteWork } from './write-batch.js';
 
 export type Dialect = DatabaseConfig['dialect'];
 
@@ -72,13 +72,7 @@ export function openDatabase(config: DatabaseConfig, options: DatabaseOptions = 
   return {
     kysely,
     dialect: 'postgres',
-    write: (work) =>
-      kysely.transaction().execute(async (trx) => {
-        const atEnd: FinalWrite[] = [];
-        const value = await work(trx, (write) => atEnd.push(write));
-        for (const write of atEnd) await write(trx);
-        return value;
-      }),
+    write: (work) => kysely.transaction().execute(work),
     ready: (timeoutMs) => withTimeout(sql`SELECT 1`.execute(kysely), timeoutMs, 'PostgreSQL').then(() => undefined),
     close: () => kysely.destroy(),
   };

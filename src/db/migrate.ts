@@ -22,10 +22,14 @@ const MIGRATIONS = {
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {
-  constructor(private readonly db: Db) {}
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
 
   getMigrations(): Promise<Record<string, Migration>> {
-    const dialect = this.db.dialect;
+    const dialect = this.#db.dialect;
     return Promise.resolve(
       Object.fromEntries(
         Object.entries(MIGRATIONS).map(([name, m]) => [

@@ -25,7 +25,11 @@ function loadPg(): typeof PgModule {
 class GuardedClient implements PostgresPoolClient {
   #broken: Error | undefined;
 
-  constructor(private readonly client: PgModule.PoolClient) {}
+  readonly #client: PgModule.PoolClient;
+
+  constructor(client: PgModule.PoolClient) {
+    this.#client = client;
+  }
 
   // Kysely passes a cursor only for streamed queries, which the service does not use.
   query<R>(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>;
@@ -37,7 +41,7 @@ class GuardedClient implements PostgresPoolClient {
     if (typeof sql !== 'string') throw new Error('streamed queries are not supported');
     if (this.#broken !== undefined) return Promise.reject(this.#broken);
     return (
-      this.client.query(sql, (parameters ?? []) as unknown[]) as unknown as Promise<PostgresQueryResult<R>>
+      this.#client.query(sql, (parameters ?? []) as unknown[]) as unknown as Promise<PostgresQueryResult<R>>
     ).catch((error: unknown) => {
       if (isConnectionBroken(error)) this.#broken = error instanceof Error ? error : new Error(String(error));
       throw error;
@@ -45,7 +49,7 @@ class GuardedClient implements PostgresPoolClient {
   }
 
   release(): void {
-    this.client.release(this.#broken);
+    this.#client.release(this.#broken);
   }
 }
 

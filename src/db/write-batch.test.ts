@@ -110,9 +110,8 @@ describe('WriteBatcher', () => {
     const refused = new Error('over quota');
     const writes = [
       batcher.run(note('kept 1')),
-      batcher.run(async (trx, atEnd) => {
+      batcher.run(async (trx) => {
         await insertNote(trx, 'undone by its own error');
-        atEnd((end) => insertNote(end, 'queued by the failed write'));
         throw refused;
       }),
       batcher.run(async (trx) => {
@@ -131,29 +130,6 @@ describe('WriteBatcher', () => {
     expect(trace.filter((statement) => statement === 'ROLLBACK TO unit')).toHaveLength(2);
     expect(commits()).toBe(1);
     expect(batcher.failure).toBeUndefined();
-  });
-
-  it("runs the writes queued for the end after every unit, in the units' order, inside the same transaction", async () => {
-    const batcher = new WriteBatcher(writer, 1000);
-    const writes = [
-      batcher.run(async (trx, atEnd) => {
-        await insertNote(trx, 'a');
-        atEnd((end) => insertNote(end, 'a at end'));
-        return 'a';
-      }),
-      batcher.run(async (trx, atEnd) => {
-        atEnd((end) => insertNote(end, 'b at end 1'));
-        await insertNote(trx, 'b');
-        atEnd((end) => insertNote(end, 'b at end 2'));
-        return 'b';
-      }),
-      batcher.run(note('c')),
-    ];
-
-    expect(await Promise.all(writes)).toEqual(['a', 'b', 'c']);
-    expect(committed()).toEqual(['a', 'b', 'c', 'a at end', 'b at end 1', 'b at end 2']);
-    expect(trace.at(-2)).toBe('note b at end 2');
-    expect(transactions()).toEqual([['a', 'b', 'c', 'a at end', 'b at end 1', 'b at end 2']]);
   });
 
   it('fails every write of the batch, and commits none, when its COMMIT fails', async () => {
@@ -176,26 +152,6 @@ describe('WriteBatcher', () => {
     expect(batcher.failure).toBeUndefined();
     await expect(batcher.run(note('after'))).resolves.toBe('after');
     expect(committed()).toEqual(['after']);
-  });
-
-  it('fails every write of the batch when a write queued for the end fails', async () => {
-    const batcher = new WriteBatcher(writer, 1000);
-    const writes = [
-      batcher.run(note('a')),
-      batcher.run(async (trx, atEnd) => {
-        await insertNote(trx, 'b');
-        atEnd((end) => insertNote(end, 'a'));
-        return 'b';
-      }),
-    ];
-
-    const settled = await outcomes(writes);
-    expect(settled).toMatchObject([
-      { status: 'rejected', reason: { code: 'SQLITE_CONSTRAINT_UNIQUE' } },
-      { status: 'rejected', reason: { code: 'SQLITE_CONSTRAINT_UNIQUE' } },
-    ]);
-    expect(commits()).toBe(0);
-    expect(committed()).toEqual([]);
   });
 
   it('fails the whole batch with the original error when the database cannot take a write, until a batch commits again', async () => {

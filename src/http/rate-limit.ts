@@ -80,26 +80,30 @@ interface Link {
 
 /** Counts in Redis while it is usable, and in this instance's memory while it is not or when a count fails. */
 class FallbackStore implements FastifyRateLimitStore {
-  constructor(
-    private readonly shared: FastifyRateLimitStore,
-    private readonly local: FastifyRateLimitStore,
-    private readonly link: Link,
-  ) {}
+  readonly #shared: FastifyRateLimitStore;
+  readonly #local: FastifyRateLimitStore;
+  readonly #link: Link;
+
+  constructor(shared: FastifyRateLimitStore, local: FastifyRateLimitStore, link: Link) {
+    this.#shared = shared;
+    this.#local = local;
+    this.#link = link;
+  }
 
   incr(key: string, callback: StoreCallback, timeWindow: number, max: number): void {
-    if (!this.link.usable()) {
-      this.local.incr(key, callback, timeWindow, max);
+    if (!this.#link.usable()) {
+      this.#local.incr(key, callback, timeWindow, max);
       return;
     }
-    this.shared.incr(
+    this.#shared.incr(
       key,
       (error, result) => {
         if (error === null) {
           callback(null, result);
           return;
         }
-        this.link.failed(error);
-        this.local.incr(key, callback, timeWindow, max);
+        this.#link.failed(error);
+        this.#local.incr(key, callback, timeWindow, max);
       },
       timeWindow,
       max,
@@ -107,7 +111,7 @@ class FallbackStore implements FastifyRateLimitStore {
   }
 
   child(route: RouteParams): FastifyRateLimitStore {
-    return new FallbackStore(this.shared.child(route), this.local.child(route), this.link);
+    return new FallbackStore(this.#shared.child(route), this.#local.child(route), this.#link);
   }
 }
 

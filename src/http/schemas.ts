@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
+import { searchParameter } from '../search/bounded-search.js';
 
 /** Request schemas shared by the features. */
 
@@ -22,7 +23,7 @@ export function pageQuerySchema(limits: Limits, searchDescription: string) {
       default: 0,
       description: 'Index of the first item to return; 0 starts at the beginning, 10 skips the first 10',
     }),
-    search: Type.Optional(Type.String({ maxLength: limits.searchMaxLength, description: searchDescription })),
+    search: searchParameter(limits.searchMaxLength, searchDescription),
   });
 }
 export type PageQuery = Static<ReturnType<typeof pageQuerySchema>>;

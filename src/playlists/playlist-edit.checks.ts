@@ -1,14 +1,13 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
 import type { Limits } from '../config.js';
-import { ApiError } from '../http/errors.js';
 import { createValidatorCompiler, formatValidationError } from '../http/validation.js';
 import { newPlaylistSchema } from './playlist.schemas.js';
 
 /**
  * What an edit may carry, taken from create's own schema (`newPlaylist`) and checked by the validator the routes
  * use, so that a name or a song id an edit refuses is one that create refuses, with the same sentence. The songs
- * limit is not among them: an edit over it is a 409 (see `checkSongCount`), where create's body is a 400.
+ * limit is not among them: an edit over it is a conflict (see `checkSongCount`), where create's body is a 400.
  */
 export function editSchemas(limits: Limits) {
   const { name, songIds } = newPlaylistSchema(limits).properties;
@@ -39,14 +38,33 @@ export function editSchemas(limits: Limits) {
   };
 }
 
+/**
+ * Why an edit cannot apply, in the edit's own terms: `malformed`, the request is wrong whatever the playlist holds;
+ * `conflict`, it cannot apply to the playlist as it is now. The editor answers them 400 and 409.
+ */
+export class EditRefused extends Error {
+  override name = 'EditRefused';
+  constructor(
+    readonly reason: 'malformed' | 'conflict',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const malformed = (message: string) => new EditRefused('malformed', message);
+export const conflict = (message: string) => new EditRefused('conflict', message);
+
 /** Checks a value against a schema; the answer is undefined or create's sentence for the first problem. */
 export type Check = (data: unknown) => string | undefined;
 
+/**
+ * A JSON Patch's values, which its route's schema cannot place: `{"value": …}` for each kind of place in the playlist
+ * document, so a message names the operation's member. Merge patches, PUT and inserted songs are checked by their
+ * routes' schemas alone.
+ */
 export interface EditChecks {
-  /** `{"value": …}` for each kind of place in the playlist document, so a message names the operation's member. */
   readonly value: { readonly [K in 'name' | 'songId' | 'song' | 'songs']: Check };
-  readonly mergePatch: Check;
-  readonly insertSongs: Check;
 }
 
 const compile = createValidatorCompiler([]);
@@ -72,8 +90,6 @@ export function editChecks(limits: Limits): EditChecks {
         song: value(schemas.song),
         songs: value(schemas.songs),
       },
-      mergePatch: check(schemas.mergePatch),
-      insertSongs: check(schemas.insertSongs),
     };
     if (compiled.size >= 8) compiled.clear();
     compiled.set(limits.nameMaxLength, checks);
@@ -81,11 +97,9 @@ export function editChecks(limits: Limits): EditChecks {
   return checks;
 }
 
-/** 409 when an edit would leave more songs than a playlist may hold. */
+/** A conflict when an edit would leave more songs than a playlist may hold. */
 export function checkSongCount(count: number, limits: Pick<Limits, 'songsMax'>): void {
   if (count > limits.songsMax) {
-    throw ApiError.conflict(
-      `A playlist holds at most ${limits.songsMax} songs; this edit would leave it with ${count}.`,
-    );
+    throw conflict(`A playlist holds at most ${limits.songsMax} songs; this edit would leave it with ${count}.`);
   }
 }

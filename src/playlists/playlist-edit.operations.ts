@@ -1,6 +1,5 @@
 import type { Limits } from '../config.js';
-import { ApiError } from '../http/errors.js';
-import { checkSongCount, editChecks } from './playlist-edit.checks.js';
+import { checkSongCount, conflict } from './playlist-edit.checks.js';
 import {
   describe,
   readJsonPatch,
@@ -12,13 +11,13 @@ import {
 
 /**
  * Edits of a playlist as pure functions from the current playlist to the edited one: no database, no HTTP. Each
- * either returns the whole new playlist or throws an ApiError and changes nothing (the input is never modified).
- * Song ids are checked for their form only; whether the catalog has them (422) is for the caller to ask.
+ * either returns the whole new playlist or throws an EditRefused and changes nothing (the input is never modified).
+ * Song ids are checked for their form only; whether the catalog has them is for the caller to ask.
  *
  * The JSON Patch applier is written here rather than taken from fast-json-patch or rfc6902: over this fixed,
  * two-member document neither library saves the work that matters. Both accept new members (`/colour`) and values
  * of any type (`"name": 5`), give one "unresolvable path" error for a leading zero, an index past the end and a
- * misplaced `-` alike (400 and 409 here), and leave a patch half applied when a later operation fails; what
+ * misplaced `-` alike (malformed and a conflict here), and leave a patch half applied when a later operation fails; what
  * remains once all that is checked around them is a splice per operation.
  */
 
@@ -36,8 +35,8 @@ export { editSchemas } from './playlist-edit.checks.js';
 
 /**
  * RFC 6902 over `{"name", "songs": [{"id"}]}`: add, remove, replace, move, copy and test on `/name`, `/songs`,
- * `/songs/N`, `/songs/-` (where a song is put) and `/songs/N/id`. All or nothing. 400 for a malformed patch, another
- * place, a misplaced `-`, a value of the wrong kind or a name create would refuse; 409 for a failed `test`, an index
+ * `/songs/N`, `/songs/-` (where a song is put) and `/songs/N/id`. All or nothing. Malformed: a malformed patch, another
+ * place, a misplaced `-`, a value of the wrong kind or a name create would refuse; a conflict: a failed `test`, an index
  * past the end, or more songs than the limit once the patch is applied.
  */
 export function applyJsonPatch(current: PlaylistDocument, patch: unknown, limits: Limits): PlaylistDocument {
@@ -72,28 +71,28 @@ export function applyJsonPatch(current: PlaylistDocument, patch: unknown, limits
   return edited(state, limits);
 }
 
+/** A merge patch as its route's schema (create's rules for each member) lets it through. */
+export interface MergePatch {
+  readonly name?: string;
+  readonly songIds?: readonly number[];
+}
+
 /**
- * RFC 7396 over a partial `newPlaylist`, `{"name"?, "songIds"?}`: the members sent replace the playlist's. Checked
- * as create checks its body, unknown members ignored as create ignores them; `null` is a 400, as neither the name
- * nor the songs can be removed; more songs than the limit is a 409.
+ * RFC 7396 over a partial `newPlaylist`, `{"name"?, "songIds"?}`: the members sent replace the playlist's (a `null`
+ * member never gets past the schema, as neither the name nor the songs can be removed); more songs than the limit
+ * is a conflict.
  */
-export function applyMergePatch(current: PlaylistDocument, patch: unknown, limits: Limits): PlaylistDocument {
-  if (typeof patch === 'object' && patch !== null && !Array.isArray(patch)) {
-    const members = patch as Record<string, unknown>;
-    if (members.name === null) throw ApiError.badRequest('"name" cannot be null: a playlist keeps a name.');
-    if (members.songIds === null) {
-      throw ApiError.badRequest('"songIds" cannot be null: send [] to empty the playlist.');
-    }
-  }
-  const problem = editChecks(limits).mergePatch(patch);
-  if (problem !== undefined) throw ApiError.badRequest(problem);
-  const { name, songIds } = patch as { name?: string; songIds?: number[] };
-  return edited({ name: name ?? current.name, ids: songIds ?? current.songs.map((song) => song.id) }, limits);
+export function applyMergePatch(current: PlaylistDocument, patch: MergePatch, limits: Limits): PlaylistDocument {
+  const { name, songIds } = patch;
+  return edited(
+    { name: name ?? current.name, ids: songIds === undefined ? current.songs.map((song) => song.id) : [...songIds] },
+    limits,
+  );
 }
 
 /**
  * The songs inserted before `position` (0-based), or after the last song without one. A position past the end is
- * a 409, as a JSON Patch `add` at an index past the end is: the request is well formed, and whether the position
+ * a conflict, as a JSON Patch `add` at an index past the end is: the request is well formed, and whether the position
  * exists depends on the playlist as it is now.
  */
 export function insertSongs(
@@ -102,12 +101,10 @@ export function insertSongs(
   position: number | undefined,
   limits: Limits,
 ): PlaylistDocument {
-  const problem = editChecks(limits).insertSongs(position === undefined ? { songIds } : { songIds, position });
-  if (problem !== undefined) throw ApiError.badRequest(problem);
   const ids = current.songs.map((song) => song.id);
   const at = position ?? ids.length;
   if (at > ids.length) {
-    throw ApiError.conflict(
+    throw conflict(
       `"position" ${at} is past the end: the playlist has ${ids.length} songs (${ids.length} or no position appends).`,
     );
   }
@@ -129,7 +126,7 @@ function put(state: State, place: Place, value: Value, source: Source, note = ''
   if (place.kind === 'song') {
     const at = place.index === '-' ? state.ids.length : place.index;
     if (at > state.ids.length) {
-      throw ApiError.conflict(
+      throw conflict(
         `${describe(source)}: index ${at} is past the end; the playlist has ${songs(state.ids.length)}${note} ("/songs/-" appends).`,
       );
     }
@@ -176,14 +173,14 @@ function test(state: State, place: ExistingPlace, expected: Value, source: Sourc
       : place.kind === 'songs'
         ? `the playlist has ${songs(state.ids.length)} and ${difference(asIds(actual), asIds(expected))}`
         : `the song at index ${place.index} is song ${String(actual)}`;
-  throw ApiError.conflict(`${describe(source)}: the test failed; at that point ${what}.`);
+  throw conflict(`${describe(source)}: the test failed; at that point ${what}.`);
 }
 
-/** The id of the song at this index; 409 past the end. */
+/** The id of the song at this index; a conflict past the end. */
 function songAt(state: State, index: number, source: Source): number {
   const id = state.ids[index];
   if (id === undefined) {
-    throw ApiError.conflict(
+    throw conflict(
       `${describe(source)}: there is no song at index ${index}; at that point the playlist has ${songs(state.ids.length)}.`,
     );
   }

@@ -1,11 +1,10 @@
 import type { Limits } from '../config.js';
-import { ApiError } from '../http/errors.js';
-import { editChecks, type EditChecks } from './playlist-edit.checks.js';
+import { editChecks, malformed, type EditChecks } from './playlist-edit.checks.js';
 
 /**
  * A JSON Patch (RFC 6902) read into operations over the playlist document `{"name", "songs": [{"id"}]}`, before
- * anything is applied: everything wrong with the patch itself is a 400 here, whatever the playlist holds, so that
- * applying it can fail only on the playlist's state (409).
+ * anything is applied: everything wrong with the patch itself is malformed, whatever the playlist holds, so that
+ * applying it can fail only on the playlist's state (a conflict).
  */
 
 /** A place in the document that holds a value, as a JSON Pointer names it. */
@@ -73,13 +72,13 @@ export function describe(source: Source): string {
   return `${at} (${source.op} from ${show(source.from)} to ${show(source.path)})`;
 }
 
-const bad = (source: Source, problem: string) => ApiError.badRequest(`${describe(source)}: ${problem}`);
+const bad = (source: Source, problem: string) => malformed(`${describe(source)}: ${problem}`);
 
-/** The operations of a patch, each checked against the document's shape and create's rules; 400 otherwise. */
+/** The operations of a patch, each checked against the document's shape and create's rules; malformed otherwise. */
 export function readJsonPatch(patch: unknown, limits: Limits): Operation[] {
-  if (!Array.isArray(patch)) throw ApiError.badRequest('A JSON Patch must be a JSON array of operations.');
+  if (!Array.isArray(patch)) throw malformed('A JSON Patch must be a JSON array of operations.');
   if (patch.length > MAX_PATCH_OPERATIONS) {
-    throw ApiError.badRequest(
+    throw malformed(
       `A JSON Patch may hold at most ${MAX_PATCH_OPERATIONS} operations; this one holds ${patch.length}.`,
     );
   }
@@ -91,7 +90,7 @@ export function readJsonPatch(patch: unknown, limits: Limits): Operation[] {
 
 function readOperation(item: unknown, index: number, checks: EditChecks): Operation {
   if (!isObject(item)) {
-    throw ApiError.badRequest(`patch[${index}] must be a JSON object with "op" and "path".`);
+    throw malformed(`patch[${index}] must be a JSON object with "op" and "path".`);
   }
   // Members an operation does not define are ignored, as RFC 6902 section 4 requires (its example A.11).
   const { op, path: pathText, from: fromText } = item;
@@ -154,7 +153,7 @@ const KEEP: Record<'name' | 'songs' | 'songId', string> = {
   songId: 'remove the song ("/songs/N") instead',
 };
 
-/** A JSON Pointer (RFC 6901) read into a place of the document; 400 for bad syntax or any other place. */
+/** A JSON Pointer (RFC 6901) read into a place of the document; malformed for bad syntax or any other place. */
 function readPlace(pointer: string, member: 'path' | 'from', source: Source): Place {
   if (!pointer.startsWith('/')) throw bad(source, `"${member}" must be a JSON Pointer to one of ${PLACES}.`);
   let tokens = pointer.split('/');
@@ -186,7 +185,7 @@ function readIndex(token: string, member: string, source: Source): number | '-' 
   throw bad(source, `"${member}" has ${show(token)} where a song's index (0, 1, …) or "-" belongs.`);
 }
 
-/** `/songs/-` only where an operation puts a song; 400 where it would have to read or replace one. */
+/** `/songs/-` only where an operation puts a song; malformed where it would have to read or replace one. */
 function existing(place: Place, member: 'path' | 'from', source: Source): ExistingPlace {
   if (isAfterLast(place)) throw bad(source, `"${member}" cannot be "/songs/-"; ${DASH}.`);
   return place;

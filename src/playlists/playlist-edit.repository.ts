@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { INSERT_CHUNK } from './playlist.rules.js';
 
 type Q = Kysely<Database>;
 
@@ -12,9 +13,6 @@ export interface PlaylistForEdit {
   readonly version: number;
   readonly songIds: readonly number[];
 }
-
-// Rows per INSERT statement: well under SQLite's limit of bound variables.
-const INSERT_CHUNK = 250;
 
 /** How long an edit on PostgreSQL waits for another instance's edit of the same playlist before a 503. */
 const LOCK_WAIT = '1s';

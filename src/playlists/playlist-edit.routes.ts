@@ -1,9 +1,8 @@
-import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { ApiError } from '../http/errors.js';
 import {
-  ALIAS_TAG,
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
   GONE,
@@ -13,10 +12,17 @@ import {
   error,
   json,
 } from '../http/responses.js';
+import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import type { Edit } from './playlist-edit.service.js';
 import type { PlaylistService } from './playlist.service.js';
-import { applyJsonPatch, applyMergePatch, editSchemas, insertSongs } from './playlist-edit.operations.js';
-import { PlaylistParams, type PlaylistWithSongs } from './playlist.schemas.js';
+import {
+  applyJsonPatch,
+  applyMergePatch,
+  editSchemas,
+  insertSongs,
+  type MergePatch,
+} from './playlist-edit.operations.js';
+import { PlaylistParams, UNKNOWN_SONGS, type PlaylistWithSongs } from './playlist.schemas.js';
 
 export interface PlaylistEditRouteDeps {
   readonly editor: Pick<PlaylistService, 'edit'>;
@@ -29,6 +35,7 @@ const MERGE_PATCH = 'application/merge-patch+json';
 /** The body types a PATCH takes, named in `Accept-Patch` (RFC 5789) on its 415. */
 const ACCEPT_PATCH = `${MERGE_PATCH}, ${JSON_PATCH}`;
 const JSON_TYPE = 'application/json; charset=utf-8';
+const LIBRARY = ['Your Library'];
 
 const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));
 const ifMatchHeaders = Type.Object({
@@ -39,6 +46,12 @@ const ifMatchHeaders = Type.Object({
     }),
   ),
 });
+/** What `sendEdit` reads of an edit's request: the playlist's id, `If-Match` and the caller. */
+type EditRequest = Pick<FastifyRequest, 'caller'> & {
+  readonly params: { readonly playlistId: number };
+  readonly headers: { readonly 'if-match'?: string };
+};
+
 const ETAG_HEADER = {
   ETag: {
     type: 'string' as const,
@@ -62,19 +75,16 @@ function editAnswers(limits: Limits) {
     }),
     413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
     415: UNSUPPORTED_JSON_BODY,
-    422: error('Some song ids are not in the catalog; `errormsg` names them.'),
+    422: UNKNOWN_SONGS,
     ...AUTHENTICATED_ERRORS,
   };
 }
 
-const mediaType = (reply: FastifyReply) =>
-  (reply.request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-
 /** The body types read as a merge patch: the merge patch's own, JSON, and what create also takes. */
 const MERGE_PATCH_TYPES = [MERGE_PATCH, 'application/json', 'text/plain', 'application/x-www-form-urlencoded'];
 /** Another body type is refused before a parser is looked for, so its 415 names the types a PATCH takes. */
-const refuseOtherPatchTypes = async (_request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-  const type = mediaType(reply);
+const refuseOtherPatchTypes = async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
+  const type = request.mediaType ?? '';
   if (type !== JSON_PATCH && !MERGE_PATCH_TYPES.includes(type)) {
     throw new ApiError(415, `A PATCH takes ${ACCEPT_PATCH} (or application/json as a merge patch).`, {
       'accept-patch': ACCEPT_PATCH,
@@ -84,27 +94,23 @@ const refuseOtherPatchTypes = async (_request: FastifyRequest, reply: FastifyRep
 };
 
 /**
- * What a PATCH body asks to write, as the edit's cost: the songs a merge patch sends, or a JSON Patch's operations
- * and the songs their values carry. The playlist's own songs are counted by the editor.
+ * What a JSON Patch asks to write, as the edit's cost: its operations and the songs their values carry (a merge
+ * patch's cost is the songs it sends). The playlist's own songs are counted by the editor.
  */
-function patchCost(type: string, body: unknown): number {
-  if (type === JSON_PATCH) {
-    if (!Array.isArray(body)) return 0;
-    let cost = 0;
-    for (const op of body as unknown[]) {
-      const value = (op as { value?: unknown } | null)?.value;
-      cost += 1 + (Array.isArray(value) ? value.length : 0);
-    }
-    return cost;
+function jsonPatchCost(body: unknown): number {
+  if (!Array.isArray(body)) return 0;
+  let cost = 0;
+  for (const op of body as unknown[]) {
+    const value = (op as { value?: unknown } | null)?.value;
+    cost += 1 + (Array.isArray(value) ? value.length : 0);
   }
-  const songIds = (body as { songIds?: unknown } | null)?.songIds;
-  return Array.isArray(songIds) ? songIds.length : 0;
+  return cost;
 }
 
 /** Runs the edit of the request's playlist, under its `If-Match`, and answers the edited playlist with its ETag. */
 async function sendEdit(
   editor: PlaylistEditRouteDeps['editor'],
-  request: FastifyRequest<{ Params: Static<typeof PlaylistParams>; Headers: Static<typeof ifMatchHeaders> }>,
+  request: EditRequest,
   reply: FastifyReply,
   change: Edit,
   cost: number,
@@ -116,147 +122,136 @@ async function sendEdit(
 
 /**
  * Editing (API 1.3.0): PATCH (merge patch or JSON Patch), PUT of a whole `newPlaylist`, and POST of songs to insert,
- * at `/v3/playlist/{id}` and the plural alias. Each route is a schema and one call to the editor.
+ * at `/v3/playlist/{id}` and the plural alias. Each route is a schema and one call to the editor; the schemas are
+ * the only check of a merge patch, a PUT or inserted songs.
  */
-export function playlistEditRoutes(app: FastifyInstance, deps: PlaylistEditRouteDeps): void {
+export function playlistEditRoutes(app: TypedApp, deps: PlaylistEditRouteDeps): void {
   const { editor, limits, authenticate } = deps;
   const schemas = editSchemas(limits);
   const putBody = Type.Object(
     { name: schemas.name, songIds: Type.Array(schemas.songId, { description: 'The songs, in order' }) },
     { description: 'A whole `newPlaylist`: both members are required' },
   );
-  const insertBody = schemas.insertSongs;
   // A 415 of a PATCH names the types it takes, whether Fastify found no parser or the route refused the type.
   const acceptPatch = async (_request: unknown, reply: FastifyReply, payload: unknown) => {
     if (reply.statusCode === 415) reply.header('accept-patch', ACCEPT_PATCH);
     return payload;
   };
+  // Every type read as a merge patch is checked by its schema; the document lists only the patch types (openapi.ts).
+  const mergePatchBodies = Object.fromEntries(MERGE_PATCH_TYPES.map((type) => [type, { schema: schemas.mergePatch }]));
 
-  for (const base of ['/v3/playlist', '/v3/playlists'] as const) {
-    const alias = base === '/v3/playlists';
-    const tags = alias ? [ALIAS_TAG] : ['Your Library'];
-    const op = (id: string) => (alias ? `${id}Plural` : id);
-    const summary = (text: string, singular: string) => (alias ? `Alias of ${singular}` : text);
-    const path = `${base}/:playlistId`;
-
-    app.patch<{ Params: Static<typeof PlaylistParams>; Headers: Static<typeof ifMatchHeaders>; Body: unknown }>(
-      path,
-      {
-        onRequest: authenticate,
-        preParsing: refuseOtherPatchTypes,
-        onSend: acceptPatch,
-        schema: {
-          operationId: op('patchplaylist'),
-          summary: summary('Edit a playlist', 'PATCH /v3/playlist/{playlist-id}'),
-          tags,
-          security: SECURITY,
-          description:
-            'Renames the playlist and/or replaces its songs with a merge patch (`application/merge-patch+json`, or ' +
-            '`application/json`), or edits it with a JSON Patch (`application/json-patch+json`, RFC 6902) over ' +
-            '`{"name", "songs": [{"id"}]}`: add, remove, replace, move, copy and test on `/name`, `/songs`, ' +
-            '`/songs/N`, `/songs/-` and `/songs/N/id`, all or nothing.',
-          params: PlaylistParams,
-          headers: ifMatchHeaders,
-          body: {
-            content: {
-              [MERGE_PATCH]: { schema: schemas.mergePatch },
-              [JSON_PATCH]: {
-                schema: Type.Array(
-                  Type.Object(
-                    {
-                      op: Type.String({ enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] }),
-                      path: Type.String({ examples: ['/songs/-'] }),
-                      from: Type.Optional(Type.String()),
-                      value: Type.Optional(Type.Unknown()),
-                    },
-                    { additionalProperties: true },
-                  ),
-                  { description: 'A JSON Patch (RFC 6902)' },
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'PATCH',
+      url: '/v3/playlist/:playlistId',
+      onRequest: authenticate,
+      preParsing: refuseOtherPatchTypes,
+      onSend: acceptPatch,
+      schema: {
+        operationId: 'patchplaylist',
+        summary: 'Edit a playlist',
+        tags: LIBRARY,
+        security: SECURITY,
+        description:
+          'Renames the playlist and/or replaces its songs with a merge patch (`application/merge-patch+json`, or ' +
+          '`application/json`), or edits it with a JSON Patch (`application/json-patch+json`, RFC 6902) over ' +
+          '`{"name", "songs": [{"id"}]}`: add, remove, replace, move, copy and test on `/name`, `/songs`, ' +
+          '`/songs/N`, `/songs/-` and `/songs/N/id`, all or nothing.',
+        params: PlaylistParams,
+        headers: ifMatchHeaders,
+        body: {
+          content: {
+            [MERGE_PATCH]: { schema: schemas.mergePatch },
+            [JSON_PATCH]: {
+              schema: Type.Array(
+                Type.Object(
+                  {
+                    op: Type.String({ enum: ['add', 'remove', 'replace', 'move', 'copy', 'test'] }),
+                    path: Type.String({ examples: ['/songs/-'] }),
+                    from: Type.Optional(Type.String()),
+                    value: Type.Optional(Type.Unknown()),
+                  },
+                  { additionalProperties: true },
                 ),
-              },
-              'application/json': { schema: schemas.mergePatch },
+                { description: 'A JSON Patch (RFC 6902)' },
+              ),
             },
-          },
-          response: {
-            ...editAnswers(limits),
-            415: error('Another body type: `Accept-Patch` names the two patch types.', {
-              'Accept-Patch': { type: 'string' as const, description: ACCEPT_PATCH },
-            }),
+            ...mergePatchBodies,
           },
         },
+        response: {
+          ...editAnswers(limits),
+          415: error('Another body type: `Accept-Patch` names the two patch types.', {
+            'Accept-Patch': { type: 'string' as const, description: ACCEPT_PATCH },
+          }),
+        },
       },
-      async (request, reply) => {
-        const type = mediaType(reply);
-        const body = request.body;
+      handler: async (request, reply) => {
+        const body: unknown = request.body;
         // Any other type was refused before its body was read (refuseOtherPatchTypes).
-        const change = type === JSON_PATCH ? applyJsonPatch : applyMergePatch;
-        return sendEdit(editor, request, reply, (current) => change(current, body, limits), patchCost(type, body));
+        if (request.mediaType === JSON_PATCH) {
+          const cost = jsonPatchCost(body);
+          return sendEdit(editor, request, reply, (current) => applyJsonPatch(current, body, limits), cost);
+        }
+        const patch = body as MergePatch;
+        const cost = patch.songIds?.length ?? 0;
+        return sendEdit(editor, request, reply, (current) => applyMergePatch(current, patch, limits), cost);
       },
-    );
+    },
+    '',
+  );
 
-    app.put<{
-      Params: Static<typeof PlaylistParams>;
-      Headers: Static<typeof ifMatchHeaders>;
-      Body: Static<typeof putBody>;
-    }>(
-      path,
-      {
-        onRequest: authenticate,
-        schema: {
-          operationId: op('putplaylist'),
-          summary: summary('Replace a playlist', 'PUT /v3/playlist/{playlist-id}'),
-          tags,
-          security: SECURITY,
-          description: 'Replaces the name and the songs of the playlist (both required).',
-          params: PlaylistParams,
-          headers: ifMatchHeaders,
-          body: putBody,
-          response: editAnswers(limits),
-        },
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'PUT',
+      url: '/v3/playlist/:playlistId',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'putplaylist',
+        summary: 'Replace a playlist',
+        tags: LIBRARY,
+        security: SECURITY,
+        description: 'Replaces the name and the songs of the playlist (both required).',
+        params: PlaylistParams,
+        headers: ifMatchHeaders,
+        body: putBody,
+        response: editAnswers(limits),
       },
-      async (request, reply) => {
-        return sendEdit(
-          editor,
-          request,
-          reply,
-          (current) => applyMergePatch(current, request.body, limits),
-          request.body.songIds.length,
-        );
+      handler: async (request, reply) => {
+        const put = request.body;
+        return sendEdit(editor, request, reply, (current) => applyMergePatch(current, put, limits), put.songIds.length);
       },
-    );
+    },
+    '',
+  );
 
-    app.post<{
-      Params: Static<typeof PlaylistParams>;
-      Headers: Static<typeof ifMatchHeaders>;
-      Body: Static<typeof insertBody>;
-    }>(
-      `${path}/songs`,
-      {
-        onRequest: authenticate,
-        schema: {
-          operationId: op('addplaylistsongs'),
-          summary: summary('Add songs to a playlist', 'POST /v3/playlist/{playlist-id}/songs'),
-          tags,
-          security: SECURITY,
-          description:
-            'Inserts the songs before `position` (0-based), or after the last song without one. Appends sent ' +
-            'together all land, in some order.',
-          params: PlaylistParams,
-          headers: ifMatchHeaders,
-          body: insertBody,
-          response: editAnswers(limits),
-        },
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'POST',
+      url: '/v3/playlist/:playlistId/songs',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'addplaylistsongs',
+        summary: 'Add songs to a playlist',
+        tags: LIBRARY,
+        security: SECURITY,
+        description:
+          'Inserts the songs before `position` (0-based), or after the last song without one. Appends sent ' +
+          'together all land, in some order.',
+        params: PlaylistParams,
+        headers: ifMatchHeaders,
+        body: schemas.insertSongs,
+        response: editAnswers(limits),
       },
-      async (request, reply) => {
+      handler: async (request, reply) => {
         const { songIds, position } = request.body;
-        return sendEdit(
-          editor,
-          request,
-          reply,
-          (current) => insertSongs(current, songIds, position, limits),
-          songIds.length,
-        );
+        const insert: Edit = (current) => insertSongs(current, songIds, position, limits);
+        return sendEdit(editor, request, reply, insert, songIds.length);
       },
-    );
-  }
+    },
+    '',
+  );
 }

@@ -1,4 +1,4 @@
-import { boundedPerKey, boundedWithShares } from '../concurrency/bounded.js';
+import { boundedPerKey } from '../concurrency/bounded.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ifMatch, preconditionFailed } from '../http/conditional.js';
@@ -6,19 +6,15 @@ import { ApiError } from '../http/errors.js';
 import { playlistDocument } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
 import { ownPlaylistLength, playlistForEdit, saveEdit } from './playlist-edit.repository.js';
+import { EditRefused } from './playlist-edit.checks.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
 import { playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
+import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
 import { replacePlaylistDocument } from '../search/playlist-search.js';
 import { findDeletedPlaylist } from './playlist.repository.js';
 
-/** An edit: the playlist as it is now to the playlist as it will be, or an ApiError that changes nothing. */
+/** An edit: the playlist as it is now to the playlist as it will be, or an EditRefused that changes nothing. */
 export type Edit = (current: PlaylistDocument) => PlaylistDocument;
-
-/**
- * Edits that touch more songs than this (the playlist's and those sent) are run a few at a time: each takes
- * milliseconds of the event loop.
- */
-const LONG_EDIT = 100;
 
 /**
  * Edits through the one write path (SQLite's group commit, a transaction on PostgreSQL). Everything that decides
@@ -31,13 +27,7 @@ const LONG_EDIT = 100;
  * a pooled connection waiting for another's lock), and long ones a few at a time, one of them a user's.
  */
 export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) => void) {
-  const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
-  const yours = () =>
-    ApiError.tooManyRequests(1, 'Your previous long edits are still being saved; wait for them first.');
-  const longEdits = boundedWithShares(
-    { limit: 2, queue: 256, waitMs: 10_000, refuse },
-    { limit: 1, queue: 32, refuse: yours },
-  );
+  const longEdits = largeRequests(2, 'Your previous long edits are still being saved; wait for them first.');
   const busyPlaylist = () =>
     ApiError.unavailable('This playlist has many edits waiting already; try again shortly.', 1);
   const perPlaylist = boundedPerKey({ limit: 1, queue: 64, waitMs: 10_000, refuse: busyPlaylist });
@@ -63,7 +53,7 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
         const now = playlistAnswer({ id, name: current.name, songs: songs.map(({ genre: _, ...song }) => song) });
         if (!ifMatch(precondition, now.etag)) throw preconditionFailed(now.etag);
       }
-      const next = change({ name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
+      const next = applied(change, { name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
       const songIds = next.songs.map((song) => song.id);
       const songs = await songsInOrder(trx, songIds);
       await saveEdit(trx, id, current, { name: next.name, songIds });
@@ -80,9 +70,19 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
       const length = await ownPlaylistLength(db.kysely, id, userId);
       if (length === undefined) throw await missing(db.kysely, userId, id);
       const run = () => edit(userId, id, precondition, change);
-      return perPlaylist(id, () => (length + cost > LONG_EDIT ? longEdits(userId, run) : run()));
+      return perPlaylist(id, () => (length + cost > LONG_PLAYLIST ? longEdits(userId, run) : run()));
     },
   };
+}
+
+/** The edited playlist; a refused edit is a 400 (malformed) or a 409 (a conflict with the playlist as it is). */
+function applied(change: Edit, current: PlaylistDocument): PlaylistDocument {
+  try {
+    return change(current);
+  } catch (error) {
+    if (!(error instanceof EditRefused)) throw error;
+    throw error.reason === 'malformed' ? ApiError.badRequest(error.message) : ApiError.conflict(error.message);
+  }
 }
 
 /** The catalog's songs for these ids, in their order; 422 naming the ids the catalog does not have. */
@@ -90,13 +90,7 @@ async function songsInOrder(trx: Db['kysely'], ids: readonly number[]) {
   const found = await findSongsByIds(trx, ids);
   const byId = new Map(found.map((song) => [song.id, song]));
   const unknown = [...new Set(ids.filter((id) => !byId.has(id)))];
-  if (unknown.length > 0) {
-    const shown = unknown.slice(0, 20).join(', ');
-    const more = unknown.length > 20 ? ` and ${unknown.length - 20} more` : '';
-    throw ApiError.unprocessable(
-      `${unknown.length === 1 ? 'This song id is' : 'These song ids are'} not in the catalog: ${shown}${more}.`,
-    );
-  }
+  if (unknown.length > 0) throw notInCatalog(unknown);
   return ids.map((id) => {
     const { title, artist, genre } = byId.get(id)!;
     return { id, title, artist, genre };

@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.js';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import type { PlaylistImporter } from './playlist-import.service.js';
-import { NAME_PATTERN } from './playlist.schemas.js';
+import { nameRule, type PlaylistWithSongs } from './playlist.schemas.js';
 
 export interface PlaylistImportRouteDeps {
   readonly importer: PlaylistImporter;
@@ -63,13 +63,7 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
           '`?unmatched=fail` the answer is 422 and nothing is created.',
         querystring: Type.Object({
           name: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: limits.nameMaxLength,
-              pattern: NAME_PATTERN,
-              'x-message': 'must not be blank or contain control characters or unpaired surrogates',
-              description: "The playlist's name; the file's title when left out",
-            }),
+            Type.String({ ...nameRule(limits), description: "The playlist's name; the file's title when left out" }),
           ),
           unmatched: Type.Unsafe<'skip' | 'fail'>({
             type: 'string',
@@ -106,17 +100,17 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
       },
       handler: async (request, reply) => {
         const text = request.body;
-        const format = importFormat(request.headers['content-type'], typeof text === 'string' ? text : '');
+        const format = importFormat(request.mediaType, typeof text === 'string' ? text : '');
         if (format === undefined || typeof text !== 'string') {
           throw notAPlaylistFile();
         }
         const { name, unmatched } = request.query;
         const answer = await importer.import(request.caller.userId, format, text, { name, unmatched });
-        const body = `{"playlist":${answer.playlist.body.toString('utf8')},"unmatched":${JSON.stringify(answer.unmatched)}}`;
+        // Through the response schema's serializer, as every JSON answer that is not kept ready in bytes.
+        const playlist = JSON.parse(answer.playlist.body.toString('utf8')) as PlaylistWithSongs;
         return reply
           .header('location', `/v3/playlist/${answer.playlist.id}`)
-          .type('application/json; charset=utf-8')
-          .send(body);
+          .send({ playlist, unmatched: answer.unmatched });
       },
     });
     done();

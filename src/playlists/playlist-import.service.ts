@@ -7,7 +7,7 @@ import { UnreadablePlaylist, type ImportPlaylist, type ImportTrack } from '../fo
 import { cleanText } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
 import { characterCount, normaliseText } from '../search/search-text.js';
-import { findSongsByIds, findSongsByNormalisedTitles } from '../songs/song.repository.js';
+import { findSongsByIds, findSongsByNormalisedTitles, type CatalogSong } from '../songs/song.repository.js';
 import type { PlaylistAnswer } from './playlist.answers.js';
 import type { UnmatchedTrack } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
@@ -53,20 +53,23 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
     { limit: 1, queue: PER_USER_WAITING, refuse: yours },
   );
 
-  async function match(tracks: readonly ImportTrack[]): Promise<(number | undefined)[]> {
+  /** The catalog song each track matches, or undefined. */
+  async function match(tracks: readonly ImportTrack[]): Promise<(CatalogSong | undefined)[]> {
     const named = tracks.map((track) => track.identifiers.map(songIdOf));
-    const known = new Set(
+    const known = new Map(
       (
         await findSongsByIds(
           db.kysely,
           named.flat().filter((id) => id !== undefined),
         )
-      ).map((s) => s.id),
+      ).map((song) => [song.id, song]),
     );
-    const ids = named.map((candidates) => candidates.find((id) => id !== undefined && known.has(id)));
+    const byId = named.map((candidates) =>
+      candidates.map((id) => (id === undefined ? undefined : known.get(id))).find((song) => song !== undefined),
+    );
 
     const wanted = tracks.map((track, i) =>
-      ids[i] === undefined && track.title !== undefined && track.artist !== undefined
+      byId[i] === undefined && track.title !== undefined && track.artist !== undefined
         ? {
             title: normaliseText(track.title),
             artist: normaliseText(track.artist),
@@ -79,18 +82,18 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
       db.dialect,
       wanted.flatMap((w) => (w === undefined ? [] : [w.title])),
     );
-    const byTitleAndArtist = new Map<string, { id: number; album: string }[]>();
-    for (const row of rows) {
-      const key = `${normaliseText(row.title)}\n${normaliseText(row.artist)}`;
+    const byTitleAndArtist = new Map<string, { song: CatalogSong; album: string }[]>();
+    for (const { album, ...song } of rows) {
+      const key = `${normaliseText(song.title)}\n${normaliseText(song.artist)}`;
       const list = byTitleAndArtist.get(key) ?? [];
-      list.push({ id: row.id, album: normaliseText(row.album) });
+      list.push({ song, album: normaliseText(album) });
       byTitleAndArtist.set(key, list);
     }
-    return ids.map((id, i) => {
+    return byId.map((found, i) => {
       const w = wanted[i];
-      if (id !== undefined || w === undefined || w.title === '') return id;
+      if (found !== undefined || w === undefined || w.title === '') return found;
       const candidates = byTitleAndArtist.get(`${w.title}\n${w.artist}`) ?? [];
-      return (candidates.find((c) => w.album !== '' && c.album === w.album) ?? candidates[0])?.id;
+      return (candidates.find((c) => w.album !== '' && c.album === w.album) ?? candidates[0])?.song;
     });
   }
 
@@ -119,14 +122,14 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
     /** Reads the file, matches its tracks and creates the playlist; 400 for a file that cannot be read. */
     async import(userId: number, format: FileFormat, text: string, options: ImportOptions): Promise<ImportAnswer> {
       // Reading the file takes the event loop too (milliseconds for a thousand tracks): it waits its turn as well.
-      const { file, name, ids } = await imports(userId, async () => {
+      const { file, name, songs } = await imports(userId, async () => {
         const read = readFile(format, text);
         const named = nameOf(read, options.name);
-        return { file: read, name: named, ids: await match(read.tracks) };
+        return { file: read, name: named, songs: await match(read.tracks) };
       });
       const unmatched: UnmatchedTrack[] = [];
-      ids.forEach((id, i) => {
-        if (id !== undefined) return;
+      songs.forEach((song, i) => {
+        if (song !== undefined) return;
         const track = file.tracks[i]!;
         const identifier = track.identifiers[0];
         unmatched.push({
@@ -144,8 +147,9 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
           `${unmatched.length === 1 ? 'This track matches' : 'These tracks match'} no song of the catalog: ${shown}${more}. Nothing was created.`,
         );
       }
-      const songIds = ids.filter((id) => id !== undefined);
-      const playlist = await playlists.create(userId, { name, songIds });
+      const matched = songs.filter((song) => song !== undefined);
+      // The songs were read to match them: the create takes them as they are.
+      const playlist = await playlists.create(userId, { name, songIds: matched.map((song) => song.id) }, matched);
       return { playlist, unmatched };
     },
   };

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { INSERT_CHUNK } from './playlist.rules.js';
 
 type Q = Kysely<Database>;
 
@@ -12,9 +13,6 @@ export interface PlaylistSongRow {
   title: string;
   artist: string;
 }
-
-// Rows per INSERT statement: well under SQLite's limit of bound variables.
-const INSERT_CHUNK = 250;
 
 export async function insertPlaylist(db: Q, ownerId: number, name: string, now: number): Promise<number> {
   const row = await db

@@ -22,7 +22,7 @@ import {
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { pageQuerySchema } from '../http/schemas.js';
-import { PlaylistParams, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
+import { PlaylistParams, UNKNOWN_SONGS, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
 import type { PlaylistFiles } from './playlist-files.service.js';
 import {
@@ -137,7 +137,7 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
           409: error("The caller's playlist quota is reached."),
           413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
           415: UNSUPPORTED_JSON_BODY,
-          422: error('Some song ids are not in the catalog; `errormsg` names them.'),
+          422: UNKNOWN_SONGS,
           ...AUTHENTICATED_ERRORS,
         },
       },

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
+import { error } from '../http/responses.js';
 import { Id } from '../http/schemas.js';
 
 export const Song = Type.Object(
@@ -50,16 +51,26 @@ export const ImportedPlaylist = Type.Object(
 // Control characters (C0, DEL, C1) and unpaired surrogates anywhere, or nothing but white space, is refused.
 // (The pattern is a Unicode regular expression: a surrogate pair is one character and passes.)
 const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF';
-export const NAME_PATTERN = `^[^${CONTROL}]*[^\\s${CONTROL}][^${CONTROL}]*$`;
+const NAME_PATTERN = `^[^${CONTROL}]*[^\\s${CONTROL}][^${CONTROL}]*$`;
+
+/** What a playlist's name may be, wherever one is sent (a create, an edit, an import's `?name=`). */
+export function nameRule(limits: Limits) {
+  return {
+    minLength: 1,
+    maxLength: limits.nameMaxLength,
+    pattern: NAME_PATTERN,
+    'x-message': 'must not be blank or contain control characters or unpaired surrogates',
+  };
+}
+
+/** The 422 of a write whose song ids the catalog does not all have (see `notInCatalog`). */
+export const UNKNOWN_SONGS = error('Some song ids are not in the catalog; `errormsg` names them.');
 
 export function newPlaylistSchema(limits: Limits) {
   return Type.Object(
     {
       name: Type.String({
-        minLength: 1,
-        maxLength: limits.nameMaxLength,
-        pattern: NAME_PATTERN,
-        'x-message': 'must not be blank or contain control characters or unpaired surrogates',
+        ...nameRule(limits),
         description: 'Playlist name, stored exactly as sent',
         examples: ['Chill Vibes'],
       }),

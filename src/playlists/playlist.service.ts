@@ -1,17 +1,18 @@
-import { boundedPerKey, boundedWithShares } from '../concurrency/bounded.js';
+import { boundedPerKey } from '../concurrency/bounded.js';
 import { PlaylistCache } from './playlist.cache.js';
 import { playlistEditor } from './playlist-edit.service.js';
 import { pageEtag, pageJson, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
-import type { Limits } from '../config.js';
+import type { Limits, SearchSettings } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
 import { ApiError } from '../http/errors.js';
-import { checkSearchLength, type SearchGate, type SearchSettings } from '../search/bounded-search.js';
+import { searchTerms, type SearchGate } from '../search/bounded-search.js';
 import { addPlaylistDocument, playlistSearch } from '../search/playlist-search.js';
-import { playlistDocument, searchWords } from '../search/search-text.js';
-import { findSongsByIds } from '../songs/song.repository.js';
+import { playlistDocument } from '../search/search-text.js';
+import { findSongsByIds, type CatalogSong } from '../songs/song.repository.js';
 import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
 import * as playlists from './playlist.repository.js';
+import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
 import type { PageQuery } from '../http/schemas.js';
 import type { NewPlaylist } from './playlist.schemas.js';
 
@@ -31,8 +32,6 @@ export interface Page {
   readonly etag: string;
 }
 
-/** Playlists longer than this are created a few at a time. */
-const LONG_PLAYLIST = 100;
 /** A user's writes running at once, and waiting for their turn; one more is refused with 429. */
 const WRITES_PER_USER = 2;
 const WRITES_WAITING_PER_USER = 64;
@@ -56,13 +55,7 @@ export function playlistService(
   const search = playlistSearch(db, searchSettings, searchGate);
   // Long playlists being created a few at a time: each takes the event loop for a while. A user holds one place
   // among everyone's; the rest of their burst waits apart.
-  const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
-  const yours = () =>
-    ApiError.tooManyRequests(1, 'Your previous long playlists are still being saved; wait for them first.');
-  const longCreates = boundedWithShares(
-    { limit: 2, queue: 256, waitMs: 10_000, refuse },
-    { limit: 1, queue: 32, refuse: yours },
-  );
+  const longCreates = largeRequests(2, 'Your previous long playlists are still being saved; wait for them first.');
   // A user's creates, edits and deletes: a few at a time, so that one user's burst holds a few of the pooled
   // connections (or of the SQLite writer's batches), never most of them; the rest of the burst waits apart.
   const writes = boundedPerKey({
@@ -81,17 +74,15 @@ export function playlistService(
     return { body: pageJson(answers), total, etag: pageEtag(answers, total) };
   }
 
-  async function create(userId: number, input: NewPlaylist): Promise<PlaylistAnswer & { id: number }> {
-    const found = await findSongsByIds(q, input.songIds);
+  async function create(
+    userId: number,
+    input: NewPlaylist,
+    catalog: readonly CatalogSong[] | undefined,
+  ): Promise<PlaylistAnswer & { id: number }> {
+    const found = catalog ?? (await findSongsByIds(q, input.songIds));
     const byId = new Map(found.map((s) => [s.id, s]));
     const unknown = [...new Set(input.songIds.filter((id) => !byId.has(id)))];
-    if (unknown.length > 0) {
-      const shown = unknown.slice(0, 20).join(', ');
-      const more = unknown.length > 20 ? ` and ${unknown.length - 20} more` : '';
-      throw ApiError.unprocessable(
-        `${unknown.length === 1 ? 'This song id is' : 'These song ids are'} not in the catalog: ${shown}${more}.`,
-      );
-    }
+    if (unknown.length > 0) throw notInCatalog(unknown);
     const songs = input.songIds.map((id) => byId.get(id)!);
     const doc = playlistDocument(input.name, songs);
     const id = await db.write(async (trx) => {
@@ -118,11 +109,15 @@ export function playlistService(
     /** Edits the owner's playlist (see playlistEditor): 404, 410, 412 or the edited playlist's answer. */
     edit: (...args: Parameters<typeof editor.edit>) => writes(args[0], () => editor.edit(...args)),
 
-    create(userId: number, input: NewPlaylist): Promise<PlaylistAnswer & { id: number }> {
+    /** Creates a playlist of catalog songs; `catalog`: the songs of `input.songIds` when the caller has read them. */
+    create(
+      userId: number,
+      input: NewPlaylist,
+      catalog?: readonly CatalogSong[],
+    ): Promise<PlaylistAnswer & { id: number }> {
+      const run = () => create(userId, input, catalog);
       // A long playlist takes tens of milliseconds of the event loop to check, index and write: a few at a time.
-      return writes(userId, () =>
-        input.songIds.length > LONG_PLAYLIST ? longCreates(userId, () => create(userId, input)) : create(userId, input),
-      );
+      return writes(userId, () => (input.songIds.length > LONG_PLAYLIST ? longCreates(userId, run) : run()));
     },
 
     /** The owner's playlist as JSON bytes with its ETag; 404 or 410 otherwise. */
@@ -173,13 +168,12 @@ export function playlistService(
     /** A page of the caller's playlists, as the JSON array the API answers with, and how many match in all. */
     async list(userId: number, query: PageQuery): Promise<Page> {
       const { limit, offset } = query;
-      const words = searchWords(query.search ?? '');
+      const words = searchTerms(query.search, limits.searchMaxLength);
       if (words.length === 0) {
         const found = await cache.page(userId, playlists.pageOfPlaylists(q, userId, limit, offset));
         const total = found.rows[0]?.total ?? (await playlists.countPlaylists(q, userId));
         return page(found.answers, total);
       }
-      checkSearchLength(words, limits.searchMaxLength);
       // One read finds the page and the total (a page past the end costs no second count).
       const found = await cache.pageOfIds(userId, async () => {
         const { ids, catalogVersion } = await search.matching(userId, words);

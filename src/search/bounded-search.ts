@@ -1,9 +1,11 @@
+import { Type } from '@sinclair/typebox';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type RawBuilder } from 'kysely';
 import { boundedWithShares } from '../concurrency/bounded.js';
+import type { SearchSettings } from '../config.js';
 import type { Dialect } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
-import { characterCount, containsPattern, normalisedLength } from './search-text.js';
+import { characterCount, containsPattern, normalisedLength, searchWords } from './search-text.js';
 
 /**
  * What every search by words shares, whatever it reads (an owner's playlist documents, the song catalog): rows are
@@ -11,14 +13,6 @@ import { characterCount, containsPattern, normalisedLength } from './search-text
  * whenever the search has held it that long; a search stops after `timeoutMs` (503); one runs at a time per user and
  * `concurrency` at once in all.
  */
-
-/** How searches are bounded: each one's time, and how many run at once. */
-export interface SearchSettings {
-  /** A search still reading after this long answers 503. */
-  readonly timeoutMs: number;
-  /** Searches that read at the same time, across all users; one more per user waits for the first. */
-  readonly concurrency: number;
-}
 
 /**
  * The first slice reads an ordinary library of a hundred playlists at once; at worst it holds the event loop a few
@@ -104,8 +98,23 @@ export function searchGate(settings: SearchSettings) {
 
 export type SearchGate = ReturnType<typeof searchGate>;
 
-/** Refuses (400) words longer in all than `max` characters once normalised. */
-export function checkSearchLength(words: readonly string[], max: number): void {
+/**
+ * The `search` parameter's length rule, both halves of it here: as sent, at most `max` characters (in the query
+ * schema, so that no more is ever normalised), and once normalised at most `max` too (see `searchTerms`), since
+ * characters such as ㌖ or ﬃ stand for several letters.
+ */
+export function searchParameter(max: number, description: string) {
+  return Type.Optional(Type.String({ maxLength: max, description }));
+}
+
+/** The distinct normalised words of a `search` (none: no search); 400 when longer than `max` once normalised. */
+export function searchTerms(search: string | undefined, max: number): string[] {
+  const words = searchWords(search ?? '');
+  if (words.length > 0) checkSearchLength(words, max);
+  return words;
+}
+
+function checkSearchLength(words: readonly string[], max: number): void {
   const length = normalisedLength(words);
   if (length > max) {
     throw ApiError.badRequest(

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
+import type { SearchSettings } from '../config.js';
 import type { Db } from '../db/database.js';
-import { containsEvery, matchInSlices, type SearchGate, type SearchSettings } from './bounded-search.js';
+import { containsEvery, matchInSlices, type SearchGate } from './bounded-search.js';
 
 /**
  * Searches of the song catalog by words, bounded as playlist searches are (see bounded-search.ts): the catalog is

@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { SearchSettings } from '../config.js';
 import type { Db, Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { catalogVersion } from '../playlists/playlist.cache.js';
-import { containsEvery, matchInSlices, type SearchGate, type SearchSettings } from './bounded-search.js';
+import { containsEvery, matchInSlices, type SearchGate } from './bounded-search.js';
 import { playlistDocument } from './search-text.js';
 
 /**

@@ -12,6 +12,9 @@ const COLUMNS = ['id', 'title', 'artist', 'album', 'genre', 'duration'] as const
 const LOOKUP_CHUNK = 5000;
 
 /** The catalog rows of these ids (each once, in no particular order); unknown ids are left out. */
+/** What a playlist write needs of a catalog song: its answer's fields and its search document's. */
+export type CatalogSong = Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>;
+
 export async function findSongsByIds(
   db: Q,
   ids: readonly number[],
@@ -68,15 +71,15 @@ export async function findSongsByNormalisedTitles(
   db: Q,
   dialect: Dialect,
   titles: readonly string[],
-): Promise<Pick<SongRow, 'id' | 'title' | 'artist' | 'album'>[]> {
-  const rows: Pick<SongRow, 'id' | 'title' | 'artist' | 'album'>[] = [];
+): Promise<Pick<SongRow, 'id' | 'title' | 'artist' | 'album' | 'genre'>[]> {
+  const rows: Pick<SongRow, 'id' | 'title' | 'artist' | 'album' | 'genre'>[] = [];
   const distinct = [...new Set(titles)].filter((title) => title !== '');
   for (let start = 0; start < distinct.length; start += TITLES_PER_READ) {
     const chunk = distinct.slice(start, start + TITLES_PER_READ);
     rows.push(
       ...(await db
         .selectFrom('songs')
-        .select(['id', 'title', 'artist', 'album'])
+        .select(['id', 'title', 'artist', 'album', 'genre'])
         .where(sql<boolean>`${titleKey(dialect)} IN (${sql.join(chunk)})`)
         .orderBy('id')
         .execute()),

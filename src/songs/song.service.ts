@@ -1,10 +1,9 @@
 import type { Db } from '../db/database.js';
-import type { Limits } from '../config.js';
+import type { Limits, SearchSettings } from '../config.js';
 import { ApiError } from '../http/errors.js';
 import type { PageQuery } from '../http/schemas.js';
-import { checkSearchLength, type SearchGate, type SearchSettings } from '../search/bounded-search.js';
+import { searchTerms, type SearchGate } from '../search/bounded-search.js';
 import { catalogSearch } from '../search/catalog-search.js';
-import { searchWords } from '../search/search-text.js';
 import * as songs from './song.repository.js';
 
 /**
@@ -15,7 +14,7 @@ export function songService(db: Db, limits: Limits, searchSettings: SearchSettin
   const search = catalogSearch(db, searchSettings, searchGate);
   return {
     async list(userId: number, page: PageQuery): Promise<{ items: songs.CatalogSongRow[]; total: number }> {
-      const words = searchWords(page.search ?? '');
+      const words = searchTerms(page.search, limits.searchMaxLength);
       if (words.length === 0) {
         const [items, total] = await Promise.all([
           songs.pageOfSongs(db.kysely, page.limit, page.offset),
@@ -23,7 +22,6 @@ export function songService(db: Db, limits: Limits, searchSettings: SearchSettin
         ]);
         return { items, total };
       }
-      checkSearchLength(words, limits.searchMaxLength);
       const ids = await search.matching(userId, words);
       const items = await songs.songsByIds(db.kysely, ids.slice(page.offset, page.offset + page.limit));
       return { items, total: ids.length };

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { serviceEnvironment } from '../../src/config.js';
+import { serviceEnvironment } from './service-environment.js';
 
 /** How a CLI command ended and what it wrote. */
 export interface CliRun {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { serviceEnvironment } from '../../src/config.js';
+import { serviceEnvironment } from './service-environment.js';
 
 /** How a child process ended. */
 export interface ExitInfo {
