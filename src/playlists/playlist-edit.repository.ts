@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { recordRevision } from '../history/revision.repository.js';
 
 type Q = Kysely<Database>;
 
@@ -41,14 +42,16 @@ export async function playlistForEdit(trx: Q, dialect: Dialect, id: number): Pro
 
 /**
  * Writes the edited playlist: its name, a new version, and of its entries only what changed from the first
- * difference on (an append writes the new songs alone; a change at the front rewrites them all). Returns the new
- * version.
+ * difference on (an append writes the new songs alone; a change at the front rewrites them all); and records the
+ * revision, made by `byId`. Returns the new version.
  */
 export async function saveEdit(
   trx: Q,
   id: number,
   before: PlaylistForEdit,
   after: { readonly name: string; readonly songIds: readonly number[] },
+  change: 'edit' | 'restore' = 'edit',
+  byId = before.ownerId,
 ): Promise<number> {
   let same = 0;
   const shorter = Math.min(before.songIds.length, after.songIds.length);
@@ -70,5 +73,17 @@ export async function saveEdit(
     .where('id', '=', id)
     .returning('version')
     .executeTakeFirstOrThrow();
-  return Number(row.version);
+  const version = Number(row.version);
+  await recordRevision(trx, {
+    playlistId: id,
+    ownerId: before.ownerId,
+    byId,
+    version,
+    change,
+    name: after.name,
+    before: before.songIds,
+    after: after.songIds,
+    at: Date.now(),
+  });
+  return version;
 }

@@ -32,6 +32,7 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
     id: number,
     precondition: string | undefined,
     change: Edit,
+    kind: 'edit' | 'restore',
   ): Promise<PlaylistAnswer & { id: number }> {
     const answer = await db.write(async (trx) => {
       const current = await playlistForEdit(trx, db.dialect, id);
@@ -49,7 +50,7 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
       const next = change({ name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
       const songIds = next.songs.map((song) => song.id);
       const songs = await songsInOrder(trx, songIds);
-      await saveEdit(trx, id, current, { name: next.name, songIds });
+      await saveEdit(trx, id, current, { name: next.name, songIds }, kind, userId);
       await replacePlaylistDocument(trx, userId, id, playlistDocument(next.name, songs));
       return playlistAnswer({ id, name: next.name, songs: songs.map(({ genre: _, ...song }) => song) });
     });
@@ -58,11 +59,21 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
   }
 
   return {
-    /** Applies `change` to the owner's playlist when `If-Match` (if sent) names its current answer. */
-    edit(userId: number, id: number, precondition: string | undefined, change: Edit, songsSent = 0) {
+    /**
+     * Applies `change` to the owner's playlist when `If-Match` (if sent) names its current answer; `kind` is the
+     * revision it records (a restore goes this way too).
+     */
+    edit(
+      userId: number,
+      id: number,
+      precondition: string | undefined,
+      change: Edit,
+      songsSent = 0,
+      kind: 'edit' | 'restore' = 'edit',
+    ) {
       return songsSent > LONG_PLAYLIST
-        ? longEdits.run(() => edit(userId, id, precondition, change))
-        : edit(userId, id, precondition, change);
+        ? longEdits.run(() => edit(userId, id, precondition, change, kind))
+        : edit(userId, id, precondition, change, kind);
     },
   };
 }

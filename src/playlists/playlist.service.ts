@@ -84,7 +84,7 @@ export function playlistService(
           `You have reached the limit of ${limits.playlistsPerUser} playlists; delete one to make room.`,
         );
       }
-      const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now());
+      const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now(), input.songIds);
       await playlists.insertEntries(trx, playlistId, input.songIds);
       await addPlaylistDocument(trx, userId, playlistId, doc);
       return playlistId;
