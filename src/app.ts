@@ -41,7 +41,9 @@ import { songService } from './songs/song.service.js';
 import { searchGate } from './search/bounded-search.js';
 import { historyRoutes } from './history/history.routes.js';
 import { historyService } from './history/history.service.js';
-import { Revision } from './history/history.schemas.js';
+import { ChangeEntry, Revision } from './history/history.schemas.js';
+import { changesRoutes } from './history/changes.routes.js';
+import { changeFeed } from './history/changes.service.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -84,6 +86,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     UnmatchedTrack,
     ImportedPlaylist,
     Revision,
+    ChangeEntry,
   ];
   for (const schema of sharedSchemas) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
@@ -119,6 +122,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   playlistImportRoutes(routes, { importer, limits, authenticate });
   const history = historyService(db, playlists, { limits, exports: config.exports, historyDays: config.historyDays });
   historyRoutes(routes, { history, limits, authenticate });
+  changesRoutes(routes, { feed: changeFeed(db, config.historyDays), authenticate });
   coverRoutes(routes, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
   songRoutes(routes, { songs: songService(db, limits, config.search, searches), limits, authenticate });
   opsRoutes(app, { db, registry, shutdownPhase: () => app.shutdownPhase(), metricsToken: config.metricsToken });
