@@ -4,12 +4,15 @@
  * two baselines in the same run on the same lists: copying the second version's ids, and JSON.stringify of its
  * document (`{"name", "songs": [{"id"}]}`), the least a route answering that version would do.
  *
+ * Then the sliced diff of each case, with the longest the event loop waited for a turn meanwhile (median / max over
+ * the runs; a pause of the garbage collector counts too).
+ *
  * Each case is run --warmup times first, uncounted, so that the figures are of compiled code.
  *
  *   npm run bench:diff [-- --runs 50 --warmup 10]
  */
 import { parseArgs } from 'node:util';
-import { DIFF_BOUNDS, diffPlaylists, type PlaylistVersion } from '../src/history/diff.js';
+import { DIFF_BOUNDS, diffPlaylists, diffPlaylistsSliced, type PlaylistVersion } from '../src/history/diff.js';
 import { Random } from './random.js';
 
 const { values } = parseArgs({
@@ -52,9 +55,9 @@ function cases(length: number): Case[] {
     },
     { name: 'every song changed (distance cut-off)', from: songs, to: distinct(length, length + 1) },
     {
-      name: `one song repeated, ${length / 1000} others in each at random (work cut-off)`,
-      from: sparse(length, length / 1000, random),
-      to: sparse(length, length / 1000, random),
+      name: `one song repeated, ${length / 500} others at random places in each`,
+      from: sparse(length, length / 500, random),
+      to: sparse(length, length / 500, random),
     },
     { name: 'reversed (distance cut-off)', from: songs, to: songs.toReversed() },
   ];
@@ -64,20 +67,46 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** Median and max of `task` in ms, and what it answered the last time. */
-function time<T>(task: () => T): { median: number; max: number; answer: T } {
+/** Median and max of `task` in ms, its mean CPU time (the process's, collector included), and its last answer. */
+function time<T>(task: () => T): { median: number; max: number; cpu: number; answer: T } {
   const elapsed: number[] = [];
   let answer = task();
+  let cpu = 0;
   for (let run = -warmup; run < runs; run += 1) {
+    const before = process.cpuUsage();
     const start = performance.now();
     answer = task();
     if (run >= 0) elapsed.push(performance.now() - start);
+    const used = process.cpuUsage(before);
+    if (run >= 0) cpu += (used.user + used.system) / 1000;
   }
   elapsed.sort((a, b) => a - b);
-  return { median: percentile(elapsed, 50), max: elapsed.at(-1)!, answer };
+  return { median: percentile(elapsed, 50), max: elapsed.at(-1)!, cpu: cpu / runs, answer };
 }
 
 const ms = (value: number) => value.toFixed(3);
+
+/**
+ * The time `task` takes, and the longest the event loop went without a turn meanwhile. Measured again while only
+ * waiting for a timer, it is what the machine itself (other processes, the collector) makes a turn wait.
+ */
+async function turns(task: () => Promise<unknown>): Promise<{ total: number; longest: number }> {
+  let longest = 0;
+  let last = performance.now();
+  let running = true;
+  const tick = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const start = performance.now();
+  await task();
+  const total = performance.now() - start;
+  running = false;
+  return { total, longest };
+}
 
 for (const length of [100_000, 1000]) {
   console.log(`\n${length} songs, ${runs} runs each (ms: median / max)`);
@@ -91,10 +120,27 @@ for (const length of [100_000, 1000]) {
     const whole = operations.some((operation) => operation.path === '/songs');
     console.log(
       `  ${name}: ${operations.length} operation${operations.length === 1 ? '' : 's'}` +
-        `${whole ? ' (all songs replaced)' : ''}; diff ${ms(diff.median)} / ${ms(diff.max)}` +
-        ` | copy ${ms(copy.median)} | JSON ${ms(json.median)} / ${ms(json.max)}` +
+        `${whole ? ' (all songs replaced)' : ''}; diff ${ms(diff.median)} / ${ms(diff.max)} (CPU ${ms(diff.cpu)})` +
+        ` | copy ${ms(copy.median)} | JSON ${ms(json.median)} / ${ms(json.max)} (CPU ${ms(json.cpu)})` +
         ` | ratio to copy ${(diff.median / copy.median).toFixed(1)}, to JSON ${(diff.median / json.median).toFixed(2)}` +
-        ` (max ${(diff.max / json.max).toFixed(2)})`,
+        ` (max ${(diff.max / json.max).toFixed(2)}, CPU ${(diff.cpu / json.cpu).toFixed(2)})`,
+    );
+    const slices = [];
+    const idle = [];
+    for (let run = -warmup; run < Math.min(runs, 20); run += 1) {
+      const measured = await turns(() => diffPlaylistsSliced(a, b));
+      const waited = await turns(() => new Promise((resolve) => setTimeout(resolve, measured.total)));
+      if (run >= 0) {
+        slices.push(measured.longest);
+        idle.push(waited.longest);
+      }
+    }
+    slices.sort((x, y) => x - y);
+    idle.sort((x, y) => x - y);
+    console.log(
+      `    sliced, ${slices.length} runs: the longest wait for a turn of the event loop ` +
+        `${ms(percentile(slices, 50))} / ${ms(slices.at(-1)!)} | idle for as long ` +
+        `${ms(percentile(idle, 50))} / ${ms(idle.at(-1)!)}`,
     );
   }
 }
