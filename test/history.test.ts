@@ -180,6 +180,54 @@ describeEachDatabase('playlist history on %s', (t) => {
   });
 });
 
+describeEachDatabase('diffs of versions on %s', (t) => {
+  const get = (url: string, security: string) => t.app.inject({ method: 'GET', url, headers: { security } });
+
+  it('answers the JSON Patch that turns one version into another, small for a small change', async () => {
+    const security = await t.addUser();
+    const created = await createPlaylist(t.app, security, 'Diffed', [1, 2, 3, 4]);
+    const edited = await t.app.inject({
+      method: 'PUT',
+      url: `/v3/playlist/${created.id}`,
+      headers: { security, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'Diffed again', songIds: [1, 2, 9, 3, 4] }),
+    });
+    expect(edited.statusCode).toBe(200);
+    const diff = await get(`/v3/playlist/${created.id}/diff?from=1`, security);
+    expect(diff.statusCode, diff.body).toBe(200);
+    expect(diff.headers['content-type']).toContain('application/json-patch+json');
+    const operations = diff.json<unknown[]>();
+    expect(operations).toEqual([
+      { op: 'replace', path: '/name', value: 'Diffed again' },
+      { op: 'add', path: '/songs/2', value: { id: 9 } },
+    ]);
+    expect((await get(`/v3/playlist/${created.id}/diff?from=2&to=2`, security)).json()).toEqual([]);
+
+    // Sent with PATCH to the playlist at version 1, it gives version 2.
+    const copy = await createPlaylist(t.app, security, 'Diffed', [1, 2, 3, 4]);
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `/v3/playlist/${copy.id}`,
+      headers: { security, 'content-type': 'application/json-patch+json' },
+      payload: diff.body,
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.json<PlaylistBody>().songs).toEqual(edited.json<PlaylistBody>().songs);
+    expect(patched.json<PlaylistBody>().name).toBe('Diffed again');
+  });
+
+  it('answers 400 for a version past the newest, 404 for a stranger', async () => {
+    const security = await t.addUser();
+    const stranger = await t.addUser();
+    const created = await createPlaylist(t.app, security, 'Bounds', [1]);
+    expectError(await get(`/v3/playlist/${created.id}/diff?from=2`, security), 400);
+    expectError(await get(`/v3/playlist/${created.id}/diff?from=1&to=5`, security), 400);
+    expectError(await get(`/v3/playlist/${created.id}/diff?from=0`, security), 400);
+    expectError(await get(`/v3/playlist/${created.id}/diff`, security), 400);
+    expectError(await get(`/v3/playlist/${created.id}/diff?from=1`, stranger), 404);
+  });
+});
+
 describeEachDatabase('revision storage on %s', (t) => {
   it('costs what a change changed, not the playlist: an appended song is one small row', async () => {
     const security = await t.addUser();

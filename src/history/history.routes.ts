@@ -26,7 +26,7 @@ import {
 } from '../playlists/playlist-files.http.js';
 import { PlaylistParams, type PlaylistWithSongs } from '../playlists/playlist.schemas.js';
 import type { HistoryService } from './history.service.js';
-import { RestoreBody, Revision, VersionParams, versionsQuery } from './history.schemas.js';
+import { DiffQuery, RestoreBody, Revision, VersionParams, versionsQuery } from './history.schemas.js';
 
 export interface HistoryRouteDeps {
   readonly history: HistoryService;
@@ -198,6 +198,51 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
           request.headers['if-match'],
         );
         return reply.header('etag', restored.etag).type(JSON_TYPE).send(restored.body);
+      },
+    },
+    ALIAS_NOTE,
+  );
+
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'GET',
+      url: '/v3/playlist/:playlistId/diff',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'getplaylistdiff',
+        summary: 'What changed between two versions',
+        tags: HISTORY,
+        security: SECURITY,
+        description:
+          'Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`.',
+        params: PlaylistParams,
+        querystring: DiffQuery,
+        response: {
+          200: {
+            description: 'The patch; `[]` when the two versions are the same.',
+            headers: { 'Cache-Control': { type: 'string', description: '`no-store`.' } },
+            content: {
+              'application/json-patch+json': {
+                schema: Type.Array(
+                  Type.Object({}, { additionalProperties: true, description: 'An RFC 6902 operation' }),
+                ),
+              },
+            },
+          },
+          400: error('A bad parameter, or `from` or `to` past the newest version.'),
+          404: NOT_FOUND,
+          410: GONE_VERSION,
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+      handler: async (request, reply) => {
+        const { from, to } = request.query;
+        const operations = await history.diff(request.caller.userId, request.params.playlistId, from, to);
+        return reply
+          .header('cache-control', 'no-store')
+          .type('application/json-patch+json')
+          .send(Buffer.from(JSON.stringify(operations)));
       },
     },
     ALIAS_NOTE,

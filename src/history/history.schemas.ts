@@ -87,3 +87,8 @@ export const ChangesPage = Type.Object(
   },
   { title: 'changes' },
 );
+
+export const DiffQuery = Type.Object({
+  from: Id('The version the patch starts from'),
+  to: Type.Optional(Id('The version the patch leads to; the current one when left out')),
+});

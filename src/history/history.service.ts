@@ -11,6 +11,7 @@ import { addPlaylistDocument } from '../search/playlist-search.js';
 import { playlistDocument } from '../search/search-text.js';
 import { songsByIds } from '../songs/song.repository.js';
 import { reservePlaylistSlot } from '../users/user.repository.js';
+import { diffPlaylistsSliced, type Operation } from './diff.js';
 import {
   historyBounds,
   pageOfRevisions,
@@ -153,6 +154,25 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       const links = exportLinks(settings.exports.publicUrl ?? origin, settings.exports.locationTemplate, id);
       const bytes = WRITERS[format]({ id, name: content.name, tracks: await tracks(content.songIds) }, links);
       return { body: bytes, etag: etagOf(bytes), name: content.name };
+    },
+
+    /**
+     * The JSON Patch that turns version `from` into version `to` (the current one by default): 400 for a version
+     * past the newest, 410 for one no longer kept.
+     */
+    async diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
+      const bounds = await owned(userId, id);
+      const target = to ?? bounds.newest;
+      for (const [which, v] of [
+        ['from', from],
+        ['to', target],
+      ] as const) {
+        if (v > bounds.newest) {
+          throw ApiError.badRequest(`${which} must be a version of this playlist, at most ${bounds.newest}.`);
+        }
+      }
+      const [a, b] = [await version(userId, id, from), await version(userId, id, target)];
+      return diffPlaylistsSliced({ name: a.name, songs: a.songIds }, { name: b.name, songs: b.songIds });
     },
 
     /**
