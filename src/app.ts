@@ -44,6 +44,7 @@ import { historyService } from './history/history.service.js';
 import { ChangeEntry, Revision } from './history/history.schemas.js';
 import { changesRoutes } from './history/changes.routes.js';
 import { changeFeed } from './history/changes.service.js';
+import { startHistoryPruning } from './history/pruning.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -123,6 +124,10 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const history = historyService(db, playlists, { limits, exports: config.exports, historyDays: config.historyDays });
   historyRoutes(routes, { history, limits, authenticate });
   changesRoutes(routes, { feed: changeFeed(db, config.historyDays), authenticate });
+  const pruning = startHistoryPruning(db, config.historyDays, app.log);
+  app.addHook('onClose', () => {
+    pruning.stop();
+  });
   coverRoutes(routes, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
   songRoutes(routes, { songs: songService(db, limits, config.search, searches), limits, authenticate });
   opsRoutes(app, { db, registry, shutdownPhase: () => app.shutdownPhase(), metricsToken: config.metricsToken });
