@@ -26,7 +26,7 @@ import {
 } from '../playlists/playlist-files.http.js';
 import { PlaylistParams, type PlaylistWithSongs } from '../playlists/playlist.schemas.js';
 import type { HistoryService } from './history.service.js';
-import { DiffQuery, RestoreBody, Revision, VersionParams, versionsQuery } from './history.schemas.js';
+import { DiffQuery, RestoreBody, VersionParams, versionsQuery } from './history.schemas.js';
 
 export interface HistoryRouteDeps {
   readonly history: HistoryService;
@@ -85,7 +85,7 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
         params: PlaylistParams,
         querystring: versionsQuery(limits),
         response: {
-          200: json('The page of revisions.', Type.Array(Revision), PAGE_HEADERS),
+          200: json('The page of revisions.', Type.Array(Type.Ref('revision')), PAGE_HEADERS),
           400: BAD_REQUEST,
           404: NOT_FOUND,
           410: GONE_VERSION,
