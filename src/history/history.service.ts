@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
 import { WRITERS, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
@@ -22,6 +23,8 @@ import {
 } from './revision.repository.js';
 
 const NOT_FOUND = 'No such playlist.';
+/** Song ids of versions kept in memory (about 8 MB). */
+const VERSION_CACHE_IDS = 1_000_000;
 const ALREADY_DELETED = 'This playlist is already deleted.';
 
 export interface HistorySettings {
@@ -38,6 +41,11 @@ export interface HistorySettings {
  */
 export function historyService(db: Db, playlists: PlaylistService, settings: HistorySettings) {
   const q = db.kysely;
+  // A version's songs never change: kept by playlist and version, bounded by the song ids held (8 bytes each).
+  const contents = new LRUCache<string, VersionContent>({
+    maxSize: VERSION_CACHE_IDS,
+    sizeCalculation: (content) => content.songIds.length + 16,
+  });
 
   /** The playlist's history bounds, if the caller owns it; 404 or 410 (a deleted playlist with no history) else. */
   async function owned(userId: number, id: number) {
@@ -53,7 +61,12 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
   async function version(userId: number, id: number, wanted: number): Promise<VersionContent> {
     const bounds = await owned(userId, id);
     if (wanted > bounds.newest) throw ApiError.notFound(`This playlist has no version ${wanted}.`);
-    const content = wanted < bounds.oldest ? undefined : await versionContent(q, id, wanted);
+    const key = `${id}:${wanted}`;
+    let content = wanted < bounds.oldest ? undefined : contents.get(key);
+    if (content === undefined && wanted >= bounds.oldest) {
+      content = await versionContent(q, id, wanted);
+      if (content !== undefined) contents.set(key, content);
+    }
     if (content === undefined) {
       throw ApiError.gone(
         `Version ${wanted} of this playlist is no longer kept: versions are kept for ${settings.historyDays} days (the oldest kept is ${bounds.oldest}).`,

@@ -177,7 +177,7 @@ export interface VersionContent {
   readonly version: number;
   readonly change: ChangeKind;
   readonly name: string;
-  readonly songIds: number[];
+  readonly songIds: readonly number[];
   /** The revision's splice chain length when it was read (0: a snapshot). */
   readonly chain: number;
 }
