@@ -18,6 +18,11 @@ export interface RevisionWrite {
   readonly before: readonly number[] | undefined;
   readonly after: readonly number[];
   readonly at: number;
+  /**
+   * The `chain` of the version before, when the write has read it already (null: that version has no revision);
+   * left out, it is read here.
+   */
+  readonly previousChain?: number | null;
 }
 
 /** One splice that turns `before` into `after`: `deleted` ids removed at `at`, then `inserted` put there. */
@@ -48,15 +53,20 @@ export async function recordRevision(trx: Q, revision: RevisionWrite): Promise<v
   const { before, after } = revision;
   let stored = { splice_at: null as number | null, splice_deleted: null as number | null, songs: after, chain: 0 };
   if (before !== undefined) {
-    const previous = await trx
-      .selectFrom('playlist_revisions')
-      .select('chain')
-      .where('playlist_id', '=', revision.playlistId)
-      .where('version', '=', revision.version - 1)
-      .executeTakeFirst();
-    if (previous !== undefined) {
+    const previous =
+      revision.previousChain !== undefined
+        ? revision.previousChain
+        : ((
+            await trx
+              .selectFrom('playlist_revisions')
+              .select('chain')
+              .where('playlist_id', '=', revision.playlistId)
+              .where('version', '=', revision.version - 1)
+              .executeTakeFirst()
+          )?.chain ?? null);
+    if (previous !== null) {
       const splice = spliceOf(before, after);
-      const chain = previous.chain + splice.deleted + splice.inserted.length;
+      const chain = previous + splice.deleted + splice.inserted.length;
       if (chain <= after.length) {
         stored = { splice_at: splice.at, splice_deleted: splice.deleted, songs: splice.inserted, chain };
       }
@@ -86,12 +96,46 @@ export async function recordDelete(
   trx: Q,
   deleted: { playlistId: number; ownerId: number; byId: number; version: number; name: string; at: number },
 ): Promise<void> {
-  const previous = await trx
-    .selectFrom('playlist_revisions')
-    .select(['song_count', 'chain'])
-    .where('playlist_id', '=', deleted.playlistId)
-    .where('version', '=', deleted.version - 1)
+  // One statement: the revision before gives the song count and the chain.
+  const result = await trx
+    .insertInto('playlist_revisions')
+    .columns([
+      'playlist_id',
+      'owner_id',
+      'version',
+      'at',
+      'by_id',
+      'change',
+      'name',
+      'song_count',
+      'splice_at',
+      'splice_deleted',
+      'songs',
+      'chain',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('playlist_revisions')
+        .select([
+          'playlist_id',
+          eb.val(deleted.ownerId).as('owner_id'),
+          eb.val(deleted.version).as('version'),
+          eb.val(deleted.at).as('at'),
+          eb.val(deleted.byId).as('by_id'),
+          eb.val('delete').as('change'),
+          eb.val(deleted.name).as('name'),
+          'song_count',
+          eb.val(0).as('splice_at'),
+          eb.val(0).as('splice_deleted'),
+          eb.val('').as('songs'),
+          'chain',
+        ])
+        .where('playlist_id', '=', deleted.playlistId)
+        .where('version', '=', deleted.version - 1),
+    )
     .executeTakeFirst();
+  if (result.numInsertedOrUpdatedRows === 1n) return;
+  // Without the version before (a playlist older than its history), nothing can be restored: an empty snapshot.
   await trx
     .insertInto('playlist_revisions')
     .values({
@@ -102,12 +146,11 @@ export async function recordDelete(
       by_id: deleted.byId,
       change: 'delete',
       name: deleted.name,
-      song_count: previous?.song_count ?? 0,
-      // Without the version before (a playlist older than its history), nothing can be restored: an empty snapshot.
-      splice_at: previous === undefined ? null : 0,
-      splice_deleted: previous === undefined ? null : 0,
+      song_count: 0,
+      splice_at: null,
+      splice_deleted: null,
       songs: '',
-      chain: previous?.chain ?? 0,
+      chain: 0,
     })
     .execute();
 }

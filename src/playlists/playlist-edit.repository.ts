@@ -12,6 +12,8 @@ export interface PlaylistForEdit {
   readonly name: string;
   readonly version: number;
   readonly songIds: readonly number[];
+  /** The `chain` of its current revision (see history/revision.repository.ts), null when it has none. */
+  readonly revisionChain: number | null;
 }
 
 // Rows per INSERT statement: well under SQLite's limit of bound variables.
@@ -23,7 +25,21 @@ const INSERT_CHUNK = 250;
  * first; SQLite's writes already run one at a time on the writer's connection.
  */
 export async function playlistForEdit(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForEdit | undefined> {
-  const query = trx.selectFrom('playlists').select(['owner_id', 'name', 'version']).where('id', '=', id);
+  const query = trx
+    .selectFrom('playlists as p')
+    .select([
+      'p.owner_id',
+      'p.name',
+      'p.version',
+      (eb) =>
+        eb
+          .selectFrom('playlist_revisions as r')
+          .select('r.chain')
+          .whereRef('r.playlist_id', '=', 'p.id')
+          .whereRef('r.version', '=', 'p.version')
+          .as('chain'),
+    ])
+    .where('p.id', '=', id);
   const row = await (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
   if (row === undefined) return undefined;
   const entries = await trx
@@ -37,6 +53,7 @@ export async function playlistForEdit(trx: Q, dialect: Dialect, id: number): Pro
     name: row.name,
     version: Number(row.version),
     songIds: entries.map((e) => e.song_id),
+    revisionChain: row.chain,
   };
 }
 
@@ -84,6 +101,7 @@ export async function saveEdit(
     before: before.songIds,
     after: after.songIds,
     at: Date.now(),
+    previousChain: before.revisionChain,
   });
   return version;
 }
