@@ -86,14 +86,15 @@ async function timedSearches(url: string, user: string, text: string) {
   return { p50: round(percentile(times, 0.5)), max: round(times.at(-1) ?? 0), statuses };
 }
 
-interface Database {
+export interface Database {
   readonly url: string;
   drop(): Promise<void>;
 }
 
-async function newDatabase(dialect: 'sqlite' | 'postgres', pgUrl: string): Promise<Database> {
+/** A new, empty database of the dialect for one measurement (`name` tells it apart), dropped by `drop()`. */
+export async function newDatabase(dialect: 'sqlite' | 'postgres', pgUrl: string, name = 'hostile'): Promise<Database> {
   if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'mixtape-hostile-'));
+    const dir = mkdtempSync(join(tmpdir(), `mixtape-${name}-`));
     return {
       url: `sqlite:${join(dir, 'mixtape.db')}`,
       drop() {
@@ -102,24 +103,24 @@ async function newDatabase(dialect: 'sqlite' | 'postgres', pgUrl: string): Promi
       },
     };
   }
-  const name = `mixtape_bench_hostile_${process.pid}`;
+  const database = `mixtape_bench_${name.replace(/\W/g, '_')}_${process.pid}`;
   const admin = new pg.Client({ connectionString: pgUrl });
   await admin.connect();
   try {
-    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(`DROP DATABASE IF EXISTS ${database}`);
+    await admin.query(`CREATE DATABASE ${database}`);
   } finally {
     await admin.end();
   }
   const url = new URL(pgUrl);
-  url.pathname = `/${name}`;
+  url.pathname = `/${database}`;
   return {
     url: url.toString(),
     async drop() {
       const client = new pg.Client({ connectionString: pgUrl });
       await client.connect();
       try {
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       } finally {
         await client.end();
       }

@@ -69,7 +69,7 @@ export function percentile(sorted: readonly number[], share: number): number {
  */
 const VICTIM = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { url, paths, seconds, pace, authorization } = workerData;
+const { url, paths, seconds, pace, authorization, body } = workerData;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 (async () => {
   const times = [];
@@ -81,7 +81,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
     pending.push(
-      fetch(url + paths[i % paths.length], { headers: { authorization } })
+      fetch(url + paths[i % paths.length], body === undefined
+        ? { headers: { authorization } }
+        : { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body })
         .then(async (response) => {
           await response.arrayBuffer();
           if (response.status !== 200) failures++;
@@ -95,17 +97,21 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 })();
 `;
 
-/** Small GETs of these paths at `pace` a second for `seconds`, as `user` (the paths need no credential otherwise). */
+/**
+ * Small GETs of these paths at `pace` a second for `seconds`, as `user` (the paths need no credential otherwise);
+ * POSTs of `body` (JSON) instead when one is given.
+ */
 export async function victimLoad(
   url: string,
   paths: readonly string[],
   seconds: number,
   user = 'victim',
   pace = PACE,
+  body?: string,
 ): Promise<VictimLatency> {
   const worker = new Worker(VICTIM, {
     eval: true,
-    workerData: { url, paths, seconds, pace, authorization: auth(user).authorization },
+    workerData: { url, paths, seconds, pace, authorization: auth(user).authorization, body },
   });
   const { times, failures } = await new Promise<{ times: number[]; failures: number }>((resolve, reject) => {
     worker.once('message', resolve);

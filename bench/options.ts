@@ -5,9 +5,17 @@ import { SCENARIOS } from './scenarios.js';
 /**
  * The scenarios of scenarios.ts, `neighbours` (bench/neighbours.ts): a small reader's latency beside heavy
  * listers and creators, and `hostile-search` (bench/hostile-search.ts): other users' latency and the health checks
- * beside the most expensive searches one user can make, each on a service and database of its own.
+ * beside the most expensive searches one user can make, `hostile-writes` (bench/hostile-writes.ts): another user's
+ * latency beside one user's flood of edits, creates and deletes, and `hostile-sign-in` (bench/hostile-sign-in.ts):
+ * another user's latency beside floods of wrong credentials, each on a service and database of its own.
  */
-export const SCENARIO_NAMES = [...SCENARIOS.map((s) => s.name), 'neighbours', 'hostile-search'];
+export const SCENARIO_NAMES = [
+  ...SCENARIOS.map((s) => s.name),
+  'neighbours',
+  'hostile-search',
+  'hostile-writes',
+  'hostile-sign-in',
+];
 
 export const USAGE = `Usage: npm run bench -- [options]
 

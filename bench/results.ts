@@ -1,4 +1,6 @@
 import type { HostileResults } from './hostile-search.js';
+import type { HostileWritesResults } from './hostile-writes.js';
+import type { SignInResults } from './hostile-sign-in.js';
 import type { NeighbourResults } from './neighbours.js';
 /** The results file of a benchmark run, and its text and Markdown tables. */
 import type { DatasetParams } from './dataset.js';
@@ -32,6 +34,10 @@ export interface BenchResults {
   readonly neighbours?: NeighbourResults;
   /** The hostile-search measurement (bench/hostile-search.ts), when it was run. */
   readonly hostileSearch?: HostileResults;
+  /** The hostile-writes measurement (bench/hostile-writes.ts), when it was run. */
+  readonly hostileWrites?: HostileWritesResults;
+  /** The hostile-sign-in measurement (bench/hostile-sign-in.ts), when it was run. */
+  readonly hostileSignIn?: SignInResults;
   readonly date: string;
   readonly command: string;
   readonly git: { readonly commit: string; readonly dirty: boolean } | undefined;

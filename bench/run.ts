@@ -17,6 +17,8 @@ import { USAGE, UsageError, parseOptions, type BenchOptions } from './options.js
 import { Random } from './random.js';
 import { formatText, type BenchResults, type ScenarioResult } from './results.js';
 import { formatHostileSearch, measureHostileSearch, type HostileResults } from './hostile-search.js';
+import { formatHostileWrites, measureHostileWrites, type HostileWritesResults } from './hostile-writes.js';
+import { formatHostileSignIn, measureHostileSignIn, type SignInResults } from './hostile-sign-in.js';
 import { formatNeighbours, measureNeighbours, type NeighbourResults } from './neighbours.js';
 import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
 import { PROFILE_DIR, ROOT, pinToCpu, startService, type RunningService } from './service.js';
@@ -251,6 +253,20 @@ async function main(): Promise<void> {
     hostileSearch = await measureHostileSearch(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
     console.log(formatHostileSearch(hostileSearch));
   }
+  let hostileWrites: HostileWritesResults | undefined;
+  if (options.scenarios.includes('hostile-writes')) {
+    console.log(
+      '\nhostile-writes: another user beside one user flooding edits, creates and deletes (a service of its own)',
+    );
+    hostileWrites = await measureHostileWrites(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
+    console.log(formatHostileWrites(hostileWrites));
+  }
+  let hostileSignIn: SignInResults | undefined;
+  if (options.scenarios.includes('hostile-sign-in')) {
+    console.log('\nhostile-sign-in: another user and the health checks beside floods of wrong credentials');
+    hostileSignIn = await measureHostileSignIn(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
+    console.log(formatHostileSignIn(hostileSignIn));
+  }
 
   const problems = scenarios
     .filter((s) =>
@@ -298,6 +314,8 @@ async function main(): Promise<void> {
     scenarios,
     ...(neighbours === undefined ? {} : { neighbours }),
     ...(hostileSearch === undefined ? {} : { hostileSearch }),
+    ...(hostileWrites === undefined ? {} : { hostileWrites }),
+    ...(hostileSignIn === undefined ? {} : { hostileSignIn }),
     problems,
   };
   const file = writeResults(results);

@@ -55,7 +55,7 @@ export interface AppOptions {
 
 /**
  * Builds the whole service without listening. Hooks run in the order they are added, and what watches routes as
- * they are added (the error handling's 405 table, the ETag weakening, the rate limit, the OpenAPI document) is
+ * they are added (the error handling's 405 table, the ETag's coding, the rate limit, the OpenAPI document) is
  * registered before any route.
  */
 export async function buildApp({ config, db, logger = false }: AppOptions): Promise<FastifyInstance> {

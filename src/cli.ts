@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase, type Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { printableName } from './users/user-name.js';
+import { askNewPassword } from './users/password-prompt.js';
 import { UserError, userService } from './users/user.service.js';
 import { CatalogFileError, importCatalogPath } from './catalog/catalog-files.js';
 import { StartError } from './startup.js';
@@ -37,10 +38,12 @@ async function readPassword(fromStdin: boolean): Promise<string> {
   }
   if (!process.stdin.isTTY) throw new UsageError('No terminal to ask for the password: use --password-stdin.');
   const { default: password } = await import('@inquirer/password');
-  const first = await password({ message: 'Password:', mask: '*' });
-  const again = await password({ message: 'Password again:', mask: '*' });
-  if (first !== again) throw new UserError('The two passwords differ.');
-  return first;
+  return askNewPassword(
+    (message) => password({ message, mask: '*' }),
+    (line) => {
+      console.error(line);
+    },
+  );
 }
 
 async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {

@@ -30,7 +30,15 @@ describe('loadConfig', () => {
       },
       auth: {
         recheckMs: 5000,
-        throttle: { perAddressAndName: 10, perAddress: 100, perName: 100, windowMs: 300_000, ipv6PrefixBits: 64 },
+        throttle: {
+          perAddressAndName: 10,
+          perAddress: 100,
+          perName: 100,
+          windowMs: 300_000,
+          knownMs: 30 * 86_400_000,
+          attemptsPerSecond: 100,
+          ipv6PrefixBits: 64,
+        },
         hashConcurrency: 2,
         hashQueue: 32,
         hashWaitMs: 2000,

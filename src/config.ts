@@ -186,6 +186,8 @@ export function loadConfig(env: Env = process.env): Config {
         perAddress: read.int('MIXTAPE_AUTH_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
         perName: read.int('MIXTAPE_AUTH_MAX_FAILURES_PER_NAME', 100, 1, 1_000_000),
         windowMs: read.int('MIXTAPE_AUTH_FAILURE_WINDOW_SECONDS', 300, 1, 86_400) * 1000,
+        knownMs: read.int('MIXTAPE_AUTH_KNOWN_ADDRESS_SECONDS', 30 * 86_400, 1, 366 * 86_400) * 1000,
+        attemptsPerSecond: read.int('MIXTAPE_AUTH_ATTEMPTS_PER_SECOND', 100, 1, 1_000_000),
         ipv6PrefixBits,
       },
       hashConcurrency: read.int('MIXTAPE_AUTH_HASH_CONCURRENCY', 2, 1, 256),

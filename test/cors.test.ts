@@ -177,3 +177,33 @@ describe('CORS with MIXTAPE_CORS_ORIGINS set', () => {
     expect(list.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
+
+describe("README's CORS notes", () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const notes = readme.slice(readme.indexOf('Browsers: CORS'), readme.indexOf('- Any other `OPTIONS`'));
+  const named = new Set([...notes.matchAll(/`([^`]+)`/g)].map((match) => match[1]!.toLowerCase()));
+
+  it('name every method, request header and exposed header the service allows', async () => {
+    const t = await createTestApp('sqlite', { MIXTAPE_CORS_ORIGINS: PAGE });
+    try {
+      const answer = await t.app.inject({
+        method: 'OPTIONS',
+        url: '/v3/playlist/1',
+        headers: { origin: PAGE, 'access-control-request-method': 'PATCH' },
+      });
+      const allowed = [
+        ...listOf(answer.headers['access-control-allow-methods']),
+        ...listOf(answer.headers['access-control-allow-headers']),
+      ];
+      const exposed = listOf(
+        (await t.app.inject({ url: '/v3/playlist', headers: { origin: PAGE } })).headers[
+          'access-control-expose-headers'
+        ],
+      ).filter((name) => !name.startsWith('x-ratelimit-'));
+      expect(allowed.length + exposed.length).toBeGreaterThan(15);
+      for (const name of [...allowed, ...exposed]) expect(named, name).toContain(name);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -21,12 +21,16 @@ const PIXEL_SHARE = 0.002;
 // 200 characters, the default name limit (ASCII, so its length is its character count).
 const TWO_HUNDRED = `${'A very long playlist name that keeps going '.repeat(5)}and ends here.`.slice(0, 200);
 
-const CASES: { file: string; name: string; songIds: number[] }[] = [
+const CASES: { file: string; name: string; songIds: number[]; size?: number }[] = [
   { file: 'empty.png', name: 'Nothing here yet', songIds: [] },
   { file: 'one-artist.png', name: 'Hollow Pine Engine only', songIds: [1, 1, 1] },
   { file: 'four-artists.png', name: 'Chill Vibes', songIds: [22, 3, 11, 45, 54] },
   { file: 'long-name.png', name: TWO_HUNDRED, songIds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] },
   { file: 'rtl-emoji.png', name: 'موسيقى هادئة 🎧 Mix ✨ שלום', songIds: [5, 6] },
+  // The one-line layout (65 to 239 pixels): Arabic joined, emoji within their advance.
+  { file: 'arabic-200.png', name: 'أغاني الصيف الهادئة', songIds: [5, 6], size: 200 },
+  { file: 'emoji-200.png', name: '🎸 Rock 🔥 Night 🌙', songIds: [5, 6], size: 200 },
+  { file: 'arabic-96.png', name: 'أغاني الصيف الهادئة', songIds: [1], size: 96 },
 ];
 
 function differingShare(actual: Pixels, expected: Pixels): number {
@@ -50,14 +54,14 @@ describe('cover golden images', () => {
     security = await t.addUser();
   });
 
-  for (const { file, name, songIds } of CASES) {
+  for (const { file, name, songIds, size } of CASES) {
     it(`draws ${file} as committed`, async () => {
       const playlist = await createPlaylist(t.app, security, name, songIds);
       // The long name is the longest the service takes (200 characters), stored and drawn as sent.
       expect(playlist.name).toBe(name);
       const response = await t.app.inject({
         method: 'GET',
-        url: `/v3/playlist/${playlist.id}/image`,
+        url: `/v3/playlist/${playlist.id}/image${size === undefined ? '' : `?size=${size}`}`,
         headers: { security },
       });
       expect(response.statusCode).toBe(200);

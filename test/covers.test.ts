@@ -118,6 +118,30 @@ describeEachDatabase('GET /v3/playlist/{id}/image (%s)', (t) => {
     expect(revalidated.headers['content-security-policy']).toBe(policy);
   });
 
+  it('draws the name in proportion at every size: its glyphs scale with the cover, in Arabic and emoji too', async () => {
+    const named = await createPlaylist(t.app, security, 'أغاني 🎸 Rock 🔥 Night 🌙', [1]);
+    // The name's glyph scales (the first group of white outlines), each font's own.
+    const scales = async (size: number) => {
+      const svg = (await image(named.id, { accept: 'image/svg+xml' }, `?size=${size}`)).body;
+      const group = /<g fill="#fff">(.*?)<\/g>/.exec(svg)?.[1] ?? '';
+      return [...group.matchAll(/matrix\(([\d.]+) /g)].map((m) => Number(m[1]));
+    };
+    const large = await scales(600);
+    expect(large.length).toBeGreaterThan(10);
+    const fonts = [...new Set(large)];
+    expect(fonts.length).toBeGreaterThanOrEqual(2); // the text fonts and the emoji font differ in units per em
+    for (const size of [100, 200]) {
+      const small = await scales(size);
+      expect(small.length, `size ${size}`).toBeGreaterThan(3);
+      // The name is 7% of the cover, and at least 11 pixels, as in design.ts.
+      const ratio = Math.max(11, size * 0.07) / (600 * 0.07);
+      for (const scale of small) {
+        const nearest = Math.min(...fonts.map((font) => Math.abs(scale / (font * ratio) - 1)));
+        expect(nearest, `size ${size}: scale ${scale}`).toBeLessThan(0.001);
+      }
+    }
+  });
+
   it('draws ?size from 64 to 1200 and refuses other sizes with 400', async () => {
     for (const size of [64, 1200]) {
       const response = await image(mosaic.id, {}, `?size=${size}`);

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import createClient from 'openapi-fetch';
 import sharp from 'sharp';
 import { beforeAll, expect, it } from 'vitest';
+import type { paths as mixtape } from './client/mixtape.js';
 import type { paths } from './client/musicapi.js';
 import { describeEachDatabase } from './helpers/each-database.js';
 
@@ -75,5 +76,49 @@ describeEachDatabase('a client generated from musicapi.yaml (%s)', (t, dialect) 
       errormsg: 'This playlist is already deleted.',
       logdata: { entry: expect.any(Number) as number, date: expect.any(Number) as number },
     });
+  });
+});
+
+// A client generated from Mixtape's own document (`npm run client:generate`): JSPF arrives as the object the document
+// types, XSPF and M3U8 as text with `parseAs: 'text'` (openapi-fetch reads every answer as JSON otherwise), and an
+// edit's failures as the documented error body.
+describeEachDatabase('a client generated from docs/openapi.json (%s)', (t) => {
+  let client: ReturnType<typeof createClient<mixtape>>;
+
+  beforeAll(async () => {
+    const authorization = await t.addUser();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    client = createClient<mixtape>({ baseUrl: `http://127.0.0.1:${port}`, headers: { Authorization: authorization } });
+  });
+
+  it('reads the playlist files and an edit refused as text/plain', async () => {
+    const created = await client.POST('/v3/playlist', { body: { name: 'أغاني الصيف', songIds: [1, 2] } });
+    const path = { 'playlist-id': created.data!.id };
+
+    const jspf = await client.GET('/v3/playlist/{playlist-id}', {
+      params: { path, query: { format: 'jspf' } },
+    });
+    expect(jspf.response.headers.get('content-type')).toMatch(/^application\/jspf\+json/);
+    const file = jspf.data as Extract<typeof jspf.data, { playlist: unknown }>;
+    expect(file.playlist.title).toBe('أغاني الصيف');
+    expect(file.playlist.track.map((track) => track.location.length)).toEqual([1, 1]);
+
+    for (const format of ['xspf', 'm3u8'] as const) {
+      const text = await client.GET('/v3/playlist/{playlist-id}', {
+        params: { path, query: { format } },
+        parseAs: 'text',
+      });
+      expect(text.response.status, format).toBe(200);
+      expect(text.data, format).toMatch(format === 'xspf' ? /^<\?xml/ : /^#EXTM3U/);
+    }
+
+    const refused = await client.PUT('/v3/playlist/{playlist-id}', {
+      params: { path },
+      body: { name: 'x', songIds: [] },
+      headers: { 'Content-Type': 'text/plain' },
+    });
+    expect(refused.response.status).toBe(415);
+    expect(refused.error?.errormsg).toMatch(/security header/);
   });
 });

@@ -65,4 +65,50 @@ describeEachDatabase('large requests on %s', (t) => {
     await t.app.inject({ method: 'GET', url: `/v3/playlist/${id}`, headers: { security: owner } });
     expect(await statements(id)).toEqual(missing);
   });
+
+  it("edits of another user's playlist read none of its songs: each costs what a missing one does", async () => {
+    const owner = await t.addUser();
+    const stranger = await t.addUser();
+    const { id } = await createPlaylist(t.app, owner, 'not yours', longSongs(0));
+    await t.app.inject({ method: 'GET', url: '/v3/playlist?limit=1', headers: { security: stranger } });
+
+    const edits = [
+      { method: 'PATCH', path: '', type: 'application/merge-patch+json', body: { name: 'mine now' } },
+      {
+        method: 'PATCH',
+        path: '',
+        type: 'application/json-patch+json',
+        body: [{ op: 'test', path: '/songs/999/id', value: 1 }],
+      },
+      { method: 'PUT', path: '', type: 'application/json', body: { name: 'mine now', songIds: [1] } },
+      { method: 'POST', path: '/songs', type: 'application/json', body: { songIds: [1] } },
+    ] as const;
+    for (const edit of edits) {
+      const statements = async (playlistId: number) => {
+        const before = t.queries.length;
+        const answer = await t.app.inject({
+          method: edit.method,
+          url: `/v3/playlist/${playlistId}${edit.path}`,
+          headers: { security: stranger, 'content-type': edit.type },
+          payload: JSON.stringify(edit.body),
+        });
+        expectError(answer, 404);
+        return t.queries.slice(before).map((q) => q.sql);
+      };
+      const what = `${edit.method} ${edit.type}`;
+      const missing = await statements(Number.MAX_SAFE_INTEGER);
+      const foreign = await statements(id);
+      expect(foreign, what).toEqual(missing);
+      expect(foreign.join('\n'), what).not.toMatch(/playlist_songs/);
+    }
+    // The owner's own edit still reads and writes them.
+    const renamed = await t.app.inject({
+      method: 'PATCH',
+      url: `/v3/playlist/${id}`,
+      headers: { security: owner, 'content-type': 'application/merge-patch+json' },
+      payload: JSON.stringify({ name: 'renamed' }),
+    });
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    expect(renamed.json<PlaylistBody>().songs).toHaveLength(LONG);
+  });
 });

@@ -101,6 +101,26 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
     expect(download.headers['content-disposition']).toBe('attachment; filename="Plain.json"');
   });
 
+  it('names a download by its real name in filename* (RFC 8187), with an ASCII filename for older clients', async () => {
+    const security = await t.addUser();
+    for (const [name, ascii, real] of [
+      ['أغاني الصيف', 'playlist.m3u8', 'أغاني الصيف.m3u8'],
+      ['夏天的歌', 'playlist.m3u8', '夏天的歌.m3u8'],
+      [
+        'Café "del" Mar / Vol. 2 (it\'s 100%)',
+        'Cafe_del_Mar_Vol. 2_it_s 100.m3u8',
+        'Café "del" Mar _ Vol. 2 (it\'s 100%).m3u8',
+      ],
+    ]) {
+      const created = await createPlaylist(t.app, security, name!, [1]);
+      const header = String((await get(security, created.id, {}, '?format=m3u8')).headers['content-disposition']);
+      const parts = /^attachment; filename="([^"]*)"; filename\*=UTF-8''([A-Za-z0-9!#$&+.^_`|~%-]+)$/.exec(header);
+      expect(parts, header).not.toBeNull();
+      expect(parts![1], name).toBe(ascii);
+      expect(decodeURIComponent(parts![2]!), name).toBe(real);
+    }
+  });
+
   it('exports XSPF with what the catalog knows, in order with repeats, valid in the XSPF namespace', async () => {
     const security = await t.addUser();
     const created = await createPlaylist(t.app, security, 'Rock & <Roll> "live"', [1, 4, 1]);

@@ -16,6 +16,8 @@ const POLICY: ThrottlePolicy = {
   perAddress: 3,
   perName: 4,
   windowMs: 60_000,
+  knownMs: 60_000,
+  attemptsPerSecond: 1000,
   ipv6PrefixBits: 64,
 };
 

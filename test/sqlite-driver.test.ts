@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 // Statements freed by the garbage collector once made better-sqlite3 12, compiled against Node.js 24.19 to 24.21,
@@ -37,5 +38,35 @@ describe('the SQLite driver on this Node.js', () => {
       const result = await run();
       expect(result).toEqual({ code: 0, signal: null, output: 'ok\n' });
     }
+  });
+});
+
+describe('npm install', () => {
+  const root = new URL('../', import.meta.url);
+  const read = (path: string) => JSON.parse(readFileSync(new URL(path, root), 'utf8')) as Record<string, unknown>;
+
+  /** The installed packages npm would run an install script of: one named, or a binding.gyp (node-gyp rebuild). */
+  function withInstallScripts(): string[] {
+    const top = readdirSync(new URL('node_modules/', root)).filter((name) => !name.startsWith('.'));
+    const names = top.flatMap((name) =>
+      name.startsWith('@') ? readdirSync(new URL(`node_modules/${name}/`, root)).map((n) => `${name}/${n}`) : [name],
+    );
+    return names.filter((name) => {
+      const dir = `node_modules/${name}/`;
+      if (!existsSync(new URL(`${dir}package.json`, root))) return false;
+      const scripts = (read(`${dir}package.json`).scripts ?? {}) as Record<string, string>;
+      const named = ['preinstall', 'install', 'postinstall'].some((hook) => scripts[hook] !== undefined);
+      return named || existsSync(new URL(`${dir}binding.gyp`, root));
+    });
+  }
+
+  it('decides every install script in allowScripts, and the SQLite driver loads its prebuilt binary uncompiled', () => {
+    const allowScripts = read('package.json').allowScripts as Record<string, boolean>;
+    const undecided = withInstallScripts().filter((name) => allowScripts[name] === undefined);
+    expect(undecided).toEqual([]);
+    expect(allowScripts['better-sqlite3']).toBe(false);
+    expect(existsSync(new URL('node_modules/better-sqlite3/build/', root))).toBe(false);
+    const loaded = spawnSync(process.execPath, ['-e', "new (require('better-sqlite3'))(':memory:').exec('select 1')"]);
+    expect(loaded.status, String(loaded.stderr)).toBe(0);
   });
 });

@@ -36,8 +36,11 @@ function watch<T>(promise: Promise<T>) {
   return state;
 }
 
-/** Lets every callback already queued run (the bound hands slots over through promises). */
-const settle = () => nextTurn();
+/** Lets every callback already queued run (the bound hands slots over through promises, and a task that waited
+ * starts a turn of the event loop later). */
+const settle = async () => {
+  for (let turn = 0; turn < 4; turn++) await nextTurn();
+};
 
 describe('Bounded', () => {
   afterEach(() => {
@@ -105,6 +108,27 @@ describe('Bounded', () => {
     first.finish();
     await expect(run).resolves.toBe(1);
     await expect(bound.run(() => Promise.resolve(3))).resolves.toBe(3);
+  });
+
+  it('starts a task that waited a turn of the event loop after its slot is freed, so that other work comes first', async () => {
+    const bound = new Bounded({ limit: 1, queue: 1, refuse: () => new Refused() });
+    const first = task('first');
+    const second = task('second');
+    void bound.run(first.run);
+    void bound.run(second.run);
+    await settle();
+    first.finish();
+    let otherWork = false;
+    setImmediate(() => {
+      otherWork = true;
+    });
+    // Promise callbacks alone (what a freed slot used to hand over through) do not start it.
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    expect(second.started).toBe(false);
+    await settle();
+    expect(otherWork).toBe(true);
+    expect(second.started).toBe(true);
+    second.finish();
   });
 
   it('gives back the error of a task that fails or throws, and passes its slot on', async () => {

@@ -1,3 +1,5 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
 /** What a Bounded refuses with once its queue is full, or a task has waited too long. */
 export type Refusal = () => Error;
 
@@ -41,21 +43,25 @@ export class Bounded {
   }
 
   async run<T>(task: () => Promise<T>): Promise<T> {
-    await this.#acquire();
+    const waited = await this.#acquire();
     try {
+      // A task that waited starts a turn of the event loop later, so that the requests that arrived while the
+      // previous one ran are served first, rather than one heavy task following another without a break.
+      if (waited) await nextTurn();
       return await task();
     } finally {
       this.#release();
     }
   }
 
-  #acquire(): Promise<void> {
+  /** Resolves with whether the task had to wait for its slot. */
+  #acquire(): Promise<boolean> {
     if (this.#active < this.#options.limit) {
       this.#active++;
-      return Promise.resolve();
+      return Promise.resolve(false);
     }
     if (this.#waiting.length >= this.#options.queue) return Promise.reject(this.#options.refuse());
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<boolean>((resolve, reject) => {
       const { waitMs } = this.#options;
       const timer =
         waitMs === undefined
@@ -65,7 +71,12 @@ export class Bounded {
               if (at >= 0) this.#waiting.splice(at, 1);
               reject(this.#options.refuse());
             }, waitMs);
-      const waiter: Waiter = { start: resolve, timer };
+      const waiter: Waiter = {
+        start: () => {
+          resolve(true);
+        },
+        timer,
+      };
       this.#waiting.push(waiter);
     });
   }
@@ -101,4 +112,22 @@ export function boundedPerKey(options: BoundedOptions) {
       if (mine.active === 0 && mine.waiting === 0) byKey.delete(key);
     }
   };
+}
+
+export interface Share {
+  /** Tasks of one key (a user) running or waiting among everyone's, at most. */
+  readonly limit: number;
+  /** Further tasks of that key that may wait apart; one more is refused at once. */
+  readonly queue: number;
+  readonly refuse: Refusal;
+}
+
+/**
+ * A Bounded shared among keys (users): each key holds at most `share.limit` of its places, running or waiting, and
+ * the rest of a key's burst waits apart, so that one user's burst makes that user's requests slow, not everyone's.
+ */
+export function boundedWithShares(options: BoundedOptions, share: Share) {
+  const all = new Bounded(options);
+  const perKey = boundedPerKey(share);
+  return <T>(key: number, task: () => Promise<T>): Promise<T> => perKey(key, () => all.run(task));
 }

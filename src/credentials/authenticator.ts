@@ -32,6 +32,10 @@ export const unauthorized = (message: string): ApiError => new ApiError(401, mes
 
 const WRONG = 'The user name or password is wrong.';
 
+const renewKey = (name: string, address: string) => `${address}\u0000${name}`;
+
+const crowded = () => ApiError.unavailable('Too many sign-ins are being checked; try again in a moment.', 1);
+
 /**
  * Checks Basic credentials. A slow hash on every request would cap the service, so verified credentials are
  * cached, keyed by an HMAC of the credential with a per-process key; a cached entry is checked against the
@@ -39,11 +43,16 @@ const WRONG = 'The user name or password is wrong.';
  *
  * A credential that is not cached is a sign-in attempt: it is counted by the throttle, in the database that every
  * instance shares, before its hash is computed (429 once a budget is spent), and hashes are computed a few at a
- * time (each takes about 32 MB and 60 ms), with a short queue; beyond it, 503.
+ * time (each takes about 32 MB and 60 ms), with a short queue; beyond it, 503. Attempts from an address not known
+ * for their name may take only half of that queue, so that guesses from elsewhere leave room for users signing in
+ * from their own addresses. A request answered from the cache keeps its address known for its name (a write at
+ * most every quarter of `knownMs` per name and address on each instance), so that an address in use never lapses.
  */
 export class Authenticator {
   private readonly key = new HmacKey(randomBytes(32));
   private readonly verified: LRUCache<string, Verified>;
+  /** When this instance last renewed each address's known mark for a name. */
+  private readonly renewed: LRUCache<string, number>;
   private readonly checking = new Map<string, Promise<Verified | undefined>>();
   private readonly throttle: SignInThrottle;
   private readonly hashing: Bounded;
@@ -55,12 +64,13 @@ export class Authenticator {
     private readonly now: () => number = Date.now,
   ) {
     this.verified = new LRUCache({ max: config.cacheSize });
+    this.renewed = new LRUCache({ max: config.cacheSize });
     this.throttle = new SignInThrottle(db, config.throttle, now);
     this.hashing = new Bounded({
       limit: config.hashConcurrency,
       queue: config.hashQueue,
       waitMs: config.hashWaitMs,
-      refuse: () => ApiError.unavailable('Too many sign-ins are being checked; try again in a moment.', 1),
+      refuse: crowded,
     });
     // Unknown users are checked against this hash so that they take as long as a wrong password.
     this.dummyHash = hashPassword(randomBytes(16).toString('hex'));
@@ -70,12 +80,13 @@ export class Authenticator {
    * The caller, when the credential was verified and rechecked recently enough to need nothing else: no promise,
    * no database. Undefined otherwise (then `authenticate` decides).
    */
-  cachedCaller(headers: Readonly<Record<string, string | string[] | undefined>>): Caller | undefined {
+  cachedCaller(headers: Readonly<Record<string, string | string[] | undefined>>, address: string): Caller | undefined {
     const result = readCredential(headers);
     if (result.kind !== 'ok') return undefined;
     const { credential } = result;
     const cached = this.verified.get(this.key.digest(credential.secret));
     if (cached === undefined || this.now() - cached.checkedAt >= this.config.recheckMs) return undefined;
+    this.renewKnown(cached.name, address);
     return { userId: cached.userId, name: cached.name, source: credential.source };
   }
 
@@ -102,6 +113,7 @@ export class Authenticator {
     const cacheKey = this.key.digest(credential.secret);
     const cached = this.verified.get(cacheKey);
     if (cached !== undefined && (await this.stillValid(cached))) {
+      this.renewKnown(cached.name, address);
       return { userId: cached.userId, name: cached.name, source: credential.source };
     }
     if (cached !== undefined) this.verified.delete(cacheKey);
@@ -140,9 +152,11 @@ export class Authenticator {
     try {
       const user = await findUserByName(this.db.kysely, name);
       const stored = user?.password_hash ?? (await this.dummyHash);
+      if (!attempt.knownAddress && this.queueFull(Math.ceil(this.config.hashQueue / 2))) throw crowded();
       const ok = await this.hashing.run(() => verifyPassword(password, stored));
       if (user === undefined || !ok) return undefined;
       await this.throttle.succeeded(attempt);
+      this.renewed.set(renewKey(user.name, address), this.now());
       return { userId: user.id, name: user.name, passwordHash: user.password_hash, checkedAt: this.now() };
     } finally {
       this.throttle.finished(attempt);
@@ -153,14 +167,33 @@ export class Authenticator {
   private async begin(name: string, address: string): Promise<Attempt> {
     const attempt = await this.throttle.begin(name, address);
     if ('retryAfterSeconds' in attempt) {
+      if (attempt.why === 'crowded') throw crowded();
       throw ApiError.tooManyRequests(
         attempt.retryAfterSeconds,
         attempt.why === 'spent'
-          ? 'Too many failed sign-in attempts; wait before trying again.'
+          ? `Too many failed sign-in attempts; wait ${ApiError.waitInWords(attempt.retryAfterSeconds)} before trying again.`
           : 'Too many sign-ins from your address are being checked at once; try again in a moment.',
       );
     }
     return attempt;
+  }
+
+  /** Whether every hashing slot is taken and at least `waiting` attempts wait. */
+  private queueFull(waiting: number): boolean {
+    return this.hashing.active >= this.config.hashConcurrency && this.hashing.waiting >= waiting;
+  }
+
+  /** Keeps the address known for the name, writing at most once a quarter of `knownMs` from this instance. */
+  private renewKnown(name: string, address: string): void {
+    const key = renewKey(name, address);
+    const now = this.now();
+    const last = this.renewed.get(key);
+    if (last !== undefined && now - last < this.config.throttle.knownMs / 4) return;
+    this.renewed.set(key, now);
+    this.throttle.renewKnown(name, address).catch(() => {
+      // Tried again at the next request.
+      this.renewed.delete(key);
+    });
   }
 
   private async stillValid(entry: Verified): Promise<boolean> {

@@ -65,10 +65,16 @@ export async function giveBackFailure(db: Q, keys: readonly string[], now: numbe
   }
 }
 
-/** Until when the key is known (Unix ms), or undefined. */
-export async function knownUntil(db: Q, key: string): Promise<number | undefined> {
-  const row = await db.selectFrom('sign_in_budgets').select('expires_at').where('key', '=', key).executeTakeFirst();
-  return row === undefined ? undefined : Number(row.expires_at);
+/** The rows of these keys as they are now, by key: a budget's failures and window, or until when a key is known. */
+export async function readBudgets(db: Q, keys: readonly string[]): Promise<Map<string, BudgetWindow>> {
+  const rows = await db
+    .selectFrom('sign_in_budgets')
+    .select(['key', 'failures', 'expires_at'])
+    .where('key', 'in', keys)
+    .execute();
+  return new Map(
+    rows.map((row) => [row.key, { key: row.key, failures: row.failures, expiresAt: Number(row.expires_at) }]),
+  );
 }
 
 export async function markKnown(db: Q, key: string, until: number): Promise<void> {

@@ -26,11 +26,23 @@ const SOCKET_CODES = new Set([
 /**
  * SQLSTATE classes and codes (PostgreSQL appendix A) for a server that is going away, overloaded or out of room:
  * 08 connection exception, 53 insufficient resources (disk full, out of memory, too many connections),
- * 57P01–57P05 shutdown and crash recovery, 57014 a statement cancelled by `statement_timeout`, 40001/40P01
+ * 57P01–57P05 shutdown and crash recovery, 57014 a statement cancelled by `statement_timeout`, 55P03 a lock not
+ * taken within `lock_timeout`, 40001/40P01
  * serialization failure and deadlock (a retry succeeds), 25006 a read-only server (a standby being promoted).
  */
 const SQLSTATE_CLASSES = ['08', '53'];
-const SQLSTATE_CODES = new Set(['57P01', '57P02', '57P03', '57P04', '57P05', '57014', '40001', '40P01', '25006']);
+const SQLSTATE_CODES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '57P04',
+  '57P05',
+  '57014',
+  '55P03',
+  '40001',
+  '40P01',
+  '25006',
+]);
 
 // SQLite result codes (and their extended forms, e.g. SQLITE_IOERR_WRITE) for a locked, full, broken or read-only file.
 const SQLITE_PREFIXES = ['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_READONLY'];

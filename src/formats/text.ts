@@ -35,3 +35,27 @@ export function downloadFileName(name: string, extension: string): string {
     .replace(/[ ._-]+$/g, '');
   return `${base === '' ? 'playlist' : base}.${extension}`;
 }
+
+const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
+
+/**
+ * `Content-Disposition` of a download (RFC 6266): the ASCII `filename` of `downloadFileName` for every client, and
+ * when the name has more than that, `filename*` (RFC 8187) with the real name in UTF-8: at most 100 characters,
+ * without control characters and path separators.
+ */
+export function contentDisposition(name: string, extension: string): string {
+  const fallback = downloadFileName(name, extension);
+  const cleaned = cleanText(name)
+    .replace(/[/\\]+/g, '_')
+    .trim();
+  const real = Array.from(graphemes.segment(cleaned), (part) => part.segment)
+    .slice(0, 100)
+    .join('')
+    .trim();
+  const full = `${real === '' ? 'playlist' : real}.${extension}`;
+  const plain = `attachment; filename="${fallback}"`;
+  if (full === fallback) return plain;
+  // encodeURIComponent leaves only RFC 8187 attr-chars but ' ( ) *, which are encoded too.
+  const encoded = encodeURIComponent(full).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${plain}; filename*=UTF-8''${encoded}`;
+}

@@ -19,6 +19,7 @@ import { addVary } from '../http/vary.js';
 import {
   FILE_ETAG,
   NOT_ACCEPTABLE,
+  PLAYLIST_FILE_HEADERS,
   PlaylistFileQuery,
   plainJson,
   playlistFileAnswer,
@@ -122,7 +123,9 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
         headers: conditionalHeaders,
         response: {
           200: playlistOrFile(playlistRef),
-          304: notModified('The version has not changed since the ETag sent in `If-None-Match`.', FILE_ETAG),
+          304: notModified('The version has not changed since the ETag sent in `If-None-Match`.', FILE_ETAG, {
+            Vary: PLAYLIST_FILE_HEADERS.Vary,
+          }),
           400: BAD_REQUEST,
           404: error('No such playlist for this user, or it never had this version.'),
           406: NOT_ACCEPTABLE,
@@ -186,6 +189,9 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
             },
           ),
           413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
+          415: error(
+            'The body is not JSON (text/plain and form bodies are read as JSON with the security header), or it is compressed.',
+          ),
           ...AUTHENTICATED_ERRORS,
         },
       },

@@ -10,7 +10,7 @@ const Change = Type.Unsafe<(typeof CHANGES)[number]>({
   enum: [...CHANGES],
   description: 'What the revision did',
 });
-const At = Type.String({ format: 'date-time', description: 'When it was written, RFC 3339 UTC with milliseconds' });
+const At = Type.String({ description: 'When it was written: RFC 3339, UTC, with milliseconds' });
 
 export const Revision = Type.Object(
   {

@@ -17,7 +17,7 @@ export function authenticateHook(app: FastifyInstance, authenticator: Authentica
   app.decorateRequest('caller', null as unknown as Caller);
   return (request, reply, done) => {
     addVary(reply, 'security', 'Authorization');
-    const known = authenticator.cachedCaller(request.headers);
+    const known = authenticator.cachedCaller(request.headers, request.ip);
     if (known !== undefined) {
       request.caller = known;
       done();

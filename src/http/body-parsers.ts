@@ -48,13 +48,14 @@ function refuseCrossSiteBody(request: FastifyRequest): ApiError | undefined {
  * media types are taken.
  *
  * Bodies are read as bytes and decoded strictly as UTF-8, then handed to Fastify's own JSON parser (which keeps
- * its prototype-poisoning protection). An empty body is no body on a route that takes none (a generated client's
- * DELETE with `Content-Type: application/json`), and a 400 on one that needs one. Compressed bodies are refused.
+ * its prototype-poisoning protection). A route that takes no body ignores one (a generated client's DELETE with
+ * `Content-Type: application/json` and no body); an empty body is a 400 on one that needs one. Compressed bodies
+ * are refused.
  */
 export function registerBodyParsers(app: FastifyInstance): void {
   const json = app.getDefaultJsonParser('error', 'error');
   const parseJson = (request: FastifyRequest, body: Buffer, done: Done, onError = (error: Error) => error) => {
-    if (body.length === 0 && request.routeOptions.schema?.body === undefined) {
+    if (request.routeOptions.schema?.body === undefined) {
       done(null, undefined);
       return;
     }
@@ -92,6 +93,8 @@ export function registerBodyParsers(app: FastifyInstance): void {
   );
 
   app.addHook('preParsing', async (request, _reply, payload) => {
+    // A body sent to an operation that takes none (a GET, a DELETE) is never read, so it is not refused either.
+    if (request.routeOptions.schema?.body === undefined) return payload;
     const crossSite = refuseCrossSiteBody(request);
     if (crossSite !== undefined) throw crossSite;
     const encoding = request.headers['content-encoding'];

@@ -17,27 +17,46 @@ export interface Revalidation {
 
 const opaque = (tag: string) => (tag.startsWith('W/') ? tag.slice(2) : tag);
 
+/** The content codings the service compresses answers with (@fastify/compress leaves out what Node lacks). */
+export const CONTENT_CODINGS = ['zstd', 'br', 'gzip', 'deflate'] as const;
+
 /**
- * Whether an `If-None-Match` header matches an ETag (RFC 9110 §13.1.2): `*`, or any listed tag that is the same
- * once weak prefixes are set aside, since this precondition uses the weak comparison.
+ * The strong ETag of an answer sent in a content coding: its bytes differ from the identity answer's, so its tag does
+ * too (`"abc"` becomes `"abc-gzip"`), while the service still knows it for the same playlist in every precondition.
  */
-export function ifNoneMatch(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  if (header.trim() === '*') return true;
-  const wanted = opaque(etag);
-  const tags = header.match(/(?:W\/)?"[^"]*"/g) ?? [];
-  return tags.some((tag) => opaque(tag) === wanted);
+export function encodedEtag(etag: string, coding: string): string {
+  return `${etag.slice(0, -1)}-${coding}"`;
+}
+
+/** The tags an answer with this strong ETag goes out with, by coding: the identity one first. */
+const variants = (etag: string): string[] => [etag, ...CONTENT_CODINGS.map((coding) => encodedEtag(etag, coding))];
+
+const listed = (header: string): string[] => header.match(/(?:W\/)?"[^"]*"/g) ?? [];
+
+/**
+ * Which of the current answer's tags an `If-None-Match` header names (RFC 9110 §13.1.2), or undefined: `*` names the
+ * identity one, and otherwise the first listed tag that is one of them once weak prefixes are set aside, since this
+ * precondition uses the weak comparison.
+ */
+export function noneMatchTag(header: string | undefined, etag: string): string | undefined {
+  if (header === undefined) return undefined;
+  if (header.trim() === '*') return etag;
+  // A weak tag (a page's) is the same whatever the coding.
+  const mine = etag.startsWith('W/') ? [opaque(etag)] : variants(etag);
+  const found = listed(header).find((tag) => mine.includes(opaque(tag)));
+  return found === undefined ? undefined : etag.startsWith('W/') ? etag : opaque(found);
 }
 
 /**
  * Whether an `If-Match` header is satisfied by the current ETag (RFC 9110 §13.1.1): `*` for any current answer, or
- * a listed tag equal to it by the strong comparison, so a weak tag never matches.
+ * a listed tag equal by the strong comparison to the tag of the answer in one of its encodings, so a weak tag never
+ * matches.
  */
 export function ifMatch(header: string, etag: string): boolean {
   if (header.trim() === '*') return true;
   if (etag.startsWith('W/')) return false;
-  const tags: string[] = header.match(/(?:W\/)?"[^"]*"/g) ?? [];
-  return tags.includes(etag);
+  const mine = variants(etag);
+  return listed(header).some((tag) => mine.includes(tag));
 }
 
 /** The 412 of a write whose `If-Match` names another answer than the current one, with the current ETag. */
@@ -64,6 +83,10 @@ export function sendNotModified(
   reply: FastifyReply,
   revalidation: Revalidation,
 ): FastifyReply | undefined {
-  if (!ifNoneMatch(request.headers['if-none-match'], revalidation.etag)) return undefined;
-  return setRevalidation(reply, revalidation).code(304).send();
+  const named = noneMatchTag(request.headers['if-none-match'], revalidation.etag);
+  if (named === undefined) return undefined;
+  // The tag the client keeps, so that its cache finds the answer this 304 freshens (RFC 9111 §4.3.4).
+  return setRevalidation(reply, { ...revalidation, etag: named })
+    .code(304)
+    .send();
 }

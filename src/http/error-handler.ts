@@ -105,10 +105,18 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
     return result;
   });
 
+  /** The 404's message; a path that exists under `/v3` says so (`/playlist` → `/v3/playlist`). */
+  const nothingAt = (path: string): string => {
+    const versioned = `/v3${path}`;
+    if (path.startsWith('/v3/') || !routes.some((r) => r.pattern.test(versioned)))
+      return `There is nothing at ${path}.`;
+    return `There is nothing at ${path}. The API is under /v3: try ${versioned}.`;
+  };
+
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const route = routes.find((r) => r.pattern.test(path));
-    if (route === undefined) return sendError(request, reply, new ApiError(404, `There is nothing at ${path}.`));
+    if (route === undefined) return sendError(request, reply, new ApiError(404, nothingAt(path)));
     const allow = [...route.methods].sort().join(', ');
     return sendError(
       request,

@@ -49,6 +49,13 @@ export class ApiError extends Error {
     return new ApiError(422, message);
   }
 
+  /** A wait in words, as `Retry-After` gives it in seconds: "45 seconds", "1 minute", "15 minutes" (rounded up). */
+  static waitInWords(seconds: number): string {
+    const whole = Math.max(1, Math.ceil(seconds));
+    if (whole < 120) return `${whole} second${whole === 1 ? '' : 's'}`;
+    return `${Math.ceil(whole / 60)} minutes`;
+  }
+
   static tooManyRequests(retryAfterSeconds: number, message: string): ApiError {
     return new ApiError(429, message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
   }

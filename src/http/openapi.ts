@@ -15,7 +15,10 @@ standard \`Authorization\` header. Every failure answers with one body:
 A method a path does not have answers 405 with \`Allow\`; an unknown path answers 404. A request that does not arrive
 in time answers 408, a malformed one 400 (431 for headers over 16 KB), and a connection over the service's caps on
 open connections 503 with \`Retry-After\`, each with the same body, before any operation is chosen.
-The plural paths (\`/v3/playlists...\`) are aliases of the singular ones: they are listed last, under
+A JSON body sent as \`text/plain\` or \`application/x-www-form-urlencoded\` (as \`curl -d\` does) is read as JSON when
+the credential is in the \`security\` header, and answers 415 with \`Authorization\` (browsers send those types from
+any site); the operations list only the body types a client should send.
+The plural paths (\`/v3/playlists...\`, \`/v3/songs...\`) are aliases of the singular ones: they are listed last, under
 ${ALIAS_TAG}, which the reference page at \`/docs\` shows folded.
 
 With \`MIXTAPE_CORS_ORIGINS\` set, pages from those origins may call the API: a preflight (\`OPTIONS\` with \`Origin\`
@@ -57,41 +60,6 @@ function renameParameters(document: OpenApiDocument): OpenApiDocument {
   return { ...document, paths };
 }
 
-interface Operation {
-  requestBody?: { content?: Record<string, { schema?: unknown }> };
-}
-
-/**
- * A JSON body may also come as `text/plain` or as a form body (what `curl -d` sends): with the `security` header it
- * is read as JSON all the same (see body-parsers.ts). Contract tools (validating proxies, generated clients) learn
- * that from the document, so every JSON request body is declared under those two media types too.
- */
-function lenientBodies(document: OpenApiDocument): OpenApiDocument {
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(item) as Operation[]) {
-      const content = operation.requestBody?.content;
-      const schema = content?.['application/json']?.schema;
-      if (content === undefined || schema === undefined) continue;
-      content['text/plain'] = {
-        schema: {
-          type: 'string',
-          description: 'The same JSON as text; read as JSON when the credential is in the `security` header.',
-          contentMediaType: 'application/json',
-          contentSchema: schema,
-        },
-      };
-      content['application/x-www-form-urlencoded'] = {
-        schema: {
-          type: 'object',
-          description:
-            'The same JSON, sent as it is with this media type (as `curl -d` does); read as JSON when the credential is in the `security` header.',
-        },
-      };
-    }
-  }
-  return document;
-}
-
 /** The OpenAPI 3.1 document, built from the route schemas, at `/v3/openapi.json`, and its reference page at `/docs`. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -127,7 +95,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transformObject: (documentObject) =>
-      lenientBodies(renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject)) as never,
+      renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject) as never,
   });
   await registerDocsPage(app);
   app.get('/v3/openapi.json', { schema: { hide: true } }, () => app.swagger());

@@ -15,6 +15,10 @@ export interface RateLimitSettings {
  * At most `perMinute` requests a minute from each client address (an IPv6 client by its first `ipv6PrefixBits`
  * bits, as `clientKey` keys it); one more answers 429 with `Retry-After`. With a Redis, every instance counts in it,
  * so N instances allow what one does; while it does not answer, each instance counts on its own (see SharedRedis).
+ *
+ * Every request is counted before any other work, signed in or not: the plugin would add its hook to each route
+ * after the route's own `onRequest` hooks (authentication), so it is added once here, to the whole app, instead.
+ * Routes with `config: { rateLimit: false }` (the probes and `/metrics`) are not counted.
  */
 export async function registerRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<void> {
   const { perMinute, redisUrl } = settings;
@@ -25,12 +29,18 @@ export async function registerRateLimit(app: FastifyInstance, settings: RateLimi
     });
   }
   await app.register(rateLimit, {
+    global: false,
     max: perMinute,
     timeWindow: 60_000,
     ipv6Subnet: settings.ipv6PrefixBits,
     ...(shared === undefined ? {} : { store: shared.store() }),
     errorResponseBuilder: (_request, context) =>
       ApiError.tooManyRequests(context.ttl / 1000, `Too many requests; the limit is ${context.max} a minute.`),
+  });
+  const limit = app.rateLimit();
+  app.addHook('onRequest', async function (request, reply) {
+    if (request.routeOptions.config.rateLimit === false) return;
+    await limit.call(this, request, reply);
   });
   if (shared === undefined) {
     app.log.info(

@@ -101,5 +101,11 @@ export const BAD_REQUEST = error('A bad parameter, id or body: `errormsg` names 
 export const NOT_FOUND = error("No such playlist for this user (another user's playlist answers the same).");
 export const GONE = error('The caller deleted this playlist.');
 
+/** The 415 of an operation that takes a JSON body (see body-parsers.ts). */
+export const UNSUPPORTED_JSON_BODY = error(
+  'The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`).',
+  { 'Accept-Encoding': header('`identity`, when the body was compressed.') },
+);
+
 /** Either credential header: `Authorization: Basic …` (as generated clients send it) or `security`. */
 export const SECURITY: { [scheme: string]: string[] }[] = [{ basauth: [] }, { security: [] }];

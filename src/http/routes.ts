@@ -35,10 +35,10 @@ export type TypedRequest<Schema extends FastifySchema> = FastifyRequest<
   TypeBoxTypeProvider
 >;
 
-const SINGULAR = '/v3/playlist';
-const PLURAL = '/v3/playlists';
+/** The resources whose paths also answer in the plural: `/v3/playlist…` at `/v3/playlists…`, `/v3/song…` at `/v3/songs…`. */
+type Resource = 'playlist' | 'song';
 
-/** A documented route on a `/v3/playlist…` path. */
+/** A documented route on a `/v3/playlist…` or `/v3/song…` path. */
 export type PlaylistPathRoute<Schema extends FastifySchema> = RouteOptions<
   Server,
   RawRequestDefaultExpression,
@@ -49,13 +49,13 @@ export type PlaylistPathRoute<Schema extends FastifySchema> = RouteOptions<
   TypeBoxTypeProvider
 > & {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  url: `${typeof SINGULAR}${string}`;
+  url: `/v3/${Resource}${string}`;
   schema: Schema & { operationId: string; summary: string; description: string };
 };
 
 /**
- * Registers a route on its `/v3/playlist…` path and again on the plural alias `/v3/playlists…` that the
- * getting-started examples use. The alias is documented as the same operation: `operationId` with `Plural`, the
+ * Registers a route on its `/v3/playlist…` (or `/v3/song…`) path and again on the plural alias `/v3/playlists…`
+ * (`/v3/songs…`) that the getting-started examples use. The alias is documented as the same operation: `operationId` with `Plural`, the
  * alias tag (listed last, folded on /docs), a summary naming the singular operation, and the description followed by
  * `aliasNote`.
  */
@@ -67,7 +67,7 @@ export function routeWithPluralAlias<const Schema extends FastifySchema>(
   const { method, url, schema } = route;
   const alias: PlaylistPathRoute<Schema> = {
     ...route,
-    url: `${PLURAL}${url.slice(SINGULAR.length)}`,
+    url: url.replace(/^\/v3\/(playlist|song)/, '/v3/$1s') as PlaylistPathRoute<Schema>['url'],
     schema: {
       ...schema,
       operationId: `${schema.operationId}Plural`,

@@ -9,6 +9,7 @@ import {
   GONE,
   NOT_FOUND,
   SECURITY,
+  UNSUPPORTED_JSON_BODY,
   error,
   json,
 } from '../http/responses.js';
@@ -34,12 +35,16 @@ const ifMatchHeaders = Type.Object({
   'if-match': Type.Optional(
     Type.String({
       description:
-        'Apply the edit only if the playlist is still as this ETag (from GET or an earlier edit) describes it; `*`: any current version. Otherwise 412.',
+        'Apply the edit only if the playlist is still as this ETag (from GET, the create or an earlier edit, compressed or not) describes it; `*`: any current version. Otherwise 412.',
     }),
   ),
 });
 const ETAG_HEADER = {
-  ETag: { type: 'string' as const, description: 'Strong validator of the edited playlist, as GET now answers it.' },
+  ETag: {
+    type: 'string' as const,
+    description:
+      'Strong validator of the edited playlist, as GET now answers it; a compressed answer\'s names its coding (`"…-gzip"`).',
+  },
 };
 
 /** The answers every edit documents. */
@@ -56,6 +61,7 @@ function editAnswers(limits: Limits) {
       ETag: { type: 'string' as const, description: 'The current ETag of the playlist.' },
     }),
     413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
+    415: UNSUPPORTED_JSON_BODY,
     422: error('Some song ids are not in the catalog; `errormsg` names them.'),
     ...AUTHENTICATED_ERRORS,
   };
@@ -77,16 +83,34 @@ const refuseOtherPatchTypes = async (_request: FastifyRequest, reply: FastifyRep
   return payload;
 };
 
+/**
+ * What a PATCH body asks to write, as the edit's cost: the songs a merge patch sends, or a JSON Patch's operations
+ * and the songs their values carry. The playlist's own songs are counted by the editor.
+ */
+function patchCost(type: string, body: unknown): number {
+  if (type === JSON_PATCH) {
+    if (!Array.isArray(body)) return 0;
+    let cost = 0;
+    for (const op of body as unknown[]) {
+      const value = (op as { value?: unknown } | null)?.value;
+      cost += 1 + (Array.isArray(value) ? value.length : 0);
+    }
+    return cost;
+  }
+  const songIds = (body as { songIds?: unknown } | null)?.songIds;
+  return Array.isArray(songIds) ? songIds.length : 0;
+}
+
 /** Runs the edit of the request's playlist, under its `If-Match`, and answers the edited playlist with its ETag. */
 async function sendEdit(
   editor: PlaylistEditRouteDeps['editor'],
   request: FastifyRequest<{ Params: Static<typeof PlaylistParams>; Headers: Static<typeof ifMatchHeaders> }>,
   reply: FastifyReply,
   change: Edit,
-  songsSent: number,
+  cost: number,
 ) {
   const { userId } = request.caller;
-  const edited = await editor.edit(userId, request.params.playlistId, request.headers['if-match'], change, songsSent);
+  const edited = await editor.edit(userId, request.params.playlistId, request.headers['if-match'], change, cost);
   return reply.header('etag', edited.etag).type(JSON_TYPE).send(edited.body);
 }
 
@@ -166,8 +190,7 @@ export function playlistEditRoutes(app: FastifyInstance, deps: PlaylistEditRoute
         const body = request.body;
         // Any other type was refused before its body was read (refuseOtherPatchTypes).
         const change = type === JSON_PATCH ? applyJsonPatch : applyMergePatch;
-        const songsSent = Array.isArray(body) ? body.length : 0;
-        return sendEdit(editor, request, reply, (current) => change(current, body, limits), songsSent);
+        return sendEdit(editor, request, reply, (current) => change(current, body, limits), patchCost(type, body));
       },
     );
 

@@ -1,11 +1,11 @@
-import { Bounded } from '../concurrency/bounded.js';
+import { boundedPerKey, boundedWithShares } from '../concurrency/bounded.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ifMatch, preconditionFailed } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { playlistDocument } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
-import { playlistForEdit, saveEdit } from './playlist-edit.repository.js';
+import { ownPlaylistLength, playlistForEdit, saveEdit } from './playlist-edit.repository.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
 import { playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
 import { replacePlaylistDocument } from '../search/playlist-search.js';
@@ -14,18 +14,40 @@ import { findDeletedPlaylist } from './playlist.repository.js';
 /** An edit: the playlist as it is now to the playlist as it will be, or an ApiError that changes nothing. */
 export type Edit = (current: PlaylistDocument) => PlaylistDocument;
 
-/** Playlists longer than this are edited a few at a time (each takes milliseconds of the event loop). */
-const LONG_PLAYLIST = 100;
+/**
+ * Edits that touch more songs than this (the playlist's and those sent) are run a few at a time: each takes
+ * milliseconds of the event loop.
+ */
+const LONG_EDIT = 100;
 
 /**
  * Edits through the one write path (SQLite's group commit, a transaction on PostgreSQL). Everything that decides
  * the outcome is read inside the transaction: whose playlist it is (404 and 410 before any precondition), its
  * current answer for `If-Match`, and the songs it holds, so two edits can never both pass the same tag and
  * appends sent together all land. The answer is the edited playlist as GET will answer it, with its new ETag.
+ *
+ * Before any of that, whose playlist it is is read alone (another user's playlist answers 404 or 410 with none of
+ * its songs read), then the edit waits its turn: edits of one playlist one at a time in this process (so none holds
+ * a pooled connection waiting for another's lock), and long ones a few at a time, one of them a user's.
  */
 export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) => void) {
   const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
-  const longEdits = new Bounded({ limit: 2, queue: 256, waitMs: 10_000, refuse });
+  const yours = () =>
+    ApiError.tooManyRequests(1, 'Your previous long edits are still being saved; wait for them first.');
+  const longEdits = boundedWithShares(
+    { limit: 2, queue: 256, waitMs: 10_000, refuse },
+    { limit: 1, queue: 32, refuse: yours },
+  );
+  const busyPlaylist = () =>
+    ApiError.unavailable('This playlist has many edits waiting already; try again shortly.', 1);
+  const perPlaylist = boundedPerKey({ limit: 1, queue: 64, waitMs: 10_000, refuse: busyPlaylist });
+
+  async function missing(q: Db['kysely'], userId: number, id: number): Promise<ApiError> {
+    const deleted = await findDeletedPlaylist(q, id);
+    return deleted?.owner_id === userId
+      ? ApiError.gone('This playlist is already deleted.')
+      : ApiError.notFound('No such playlist.');
+  }
 
   async function edit(
     userId: number,
@@ -35,13 +57,8 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
     kind: 'edit' | 'restore',
   ): Promise<PlaylistAnswer & { id: number }> {
     const answer = await db.write(async (trx) => {
-      const current = await playlistForEdit(trx, db.dialect, id);
-      if (current === undefined || current.ownerId !== userId) {
-        const deleted = await findDeletedPlaylist(trx, id);
-        throw deleted?.owner_id === userId
-          ? ApiError.gone('This playlist is already deleted.')
-          : ApiError.notFound('No such playlist.');
-      }
+      const current = await playlistForEdit(trx, db.dialect, id, userId);
+      if (current === undefined) throw await missing(trx, userId, id);
       if (precondition !== undefined) {
         const songs = await songsInOrder(trx, current.songIds);
         const now = playlistAnswer({ id, name: current.name, songs: songs.map(({ genre: _, ...song }) => song) });
@@ -63,17 +80,18 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
      * Applies `change` to the owner's playlist when `If-Match` (if sent) names its current answer; `kind` is the
      * revision it records (a restore goes this way too).
      */
-    edit(
+    async edit(
       userId: number,
       id: number,
       precondition: string | undefined,
       change: Edit,
-      songsSent = 0,
+      cost = 0,
       kind: 'edit' | 'restore' = 'edit',
     ) {
-      return songsSent > LONG_PLAYLIST
-        ? longEdits.run(() => edit(userId, id, precondition, change, kind))
-        : edit(userId, id, precondition, change, kind);
+      const length = await ownPlaylistLength(db.kysely, id, userId);
+      if (length === undefined) throw await missing(db.kysely, userId, id);
+      const run = () => edit(userId, id, precondition, change, kind);
+      return perPlaylist(id, () => (length + cost > LONG_EDIT ? longEdits(userId, run) : run()));
     },
   };
 }

@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import { EXPORT_FORMATS, MEDIA_TYPES, negotiateExport, type ExportFormat } from '../formats/formats.js';
-import { downloadFileName } from '../formats/text.js';
+import { contentDisposition } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
 import { error, revalidatedJson } from '../http/responses.js';
 import type { TypedRequest } from '../http/routes.js';
@@ -11,7 +11,7 @@ import type { PlaylistParams } from './playlist.schemas.js';
 /** How `GET /v3/playlist/{playlist-id}` answers in another format than its JSON: the schemas and the choice. */
 
 export const FILE_ETAG =
-  'Strong validator of this playlist in this format: it changes only if a catalog import changes one of its songs.';
+  'Strong validator of this playlist in this format and coding (a compressed answer\'s names it: `"…-gzip"`): it changes when the playlist or one of its songs does.';
 
 export const PlaylistFileQuery = Type.Object({
   format: Type.Optional(
@@ -24,25 +24,51 @@ export const PlaylistFileQuery = Type.Object({
   ),
 });
 
-const PLAYLIST_FILE_HEADERS = {
+export const PLAYLIST_FILE_HEADERS = {
   Vary: { type: 'string' as const, description: '`security, Authorization, Accept`: the answer depends on them.' },
   'Content-Disposition': {
     type: 'string' as const,
-    description: 'With `?format=`: `attachment; filename="<name>.<ext>"`, a safe file name from the playlist\'s name.',
+    description:
+      "With `?format=`: `attachment; filename=\"<name>.<ext>\"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187).",
   },
 };
 
 const text = (description: string) => ({ schema: { type: 'string', description } });
 
+const uris = (description: string) => Type.Array(Type.String(), { description });
+
+/** What `writeJspf` writes, so that a generated client types the parsed JSPF. */
+const JSPF = Type.Object(
+  {
+    playlist: Type.Object({
+      title: Type.String({ description: "The playlist's name" }),
+      identifier: Type.String({ description: "The playlist's URL" }),
+      track: Type.Array(
+        Type.Object({
+          location: uris("The song's URL"),
+          identifier: uris("The song's catalog URL"),
+          title: Type.String(),
+          creator: Type.String({ description: 'The artist' }),
+          album: Type.Optional(Type.String()),
+          duration: Type.Optional(Type.Integer({ minimum: 0, description: 'Milliseconds' })),
+        }),
+      ),
+    }),
+  },
+  { description: 'JSPF, the JSON form of XSPF that ListenBrainz uses; durations in milliseconds.' },
+);
+
 /** The answer's media types besides JSON. */
 const PLAYLIST_FILES_CONTENT = {
-  'application/xspf+xml': text('XSPF version 1 (https://xspf.org/spec); durations in milliseconds.'),
-  'application/jspf+json': text('JSPF, the JSON form of XSPF that ListenBrainz uses; durations in milliseconds.'),
+  'application/xspf+xml': text(
+    'XSPF version 1 (https://xspf.org/spec); durations in milliseconds. A text answer: openapi-fetch needs `parseAs: "text"`.',
+  ),
+  'application/jspf+json': { schema: JSPF },
   ...Object.fromEntries(
     MEDIA_TYPES.m3u8.map((type) => [
       type,
       text(
-        'Extended M3U in UTF-8: `#EXTM3U`, `#PLAYLIST:`, `#EXTINF:<seconds>,<artist> - <title>`, `#EXTALB:`, and a location per entry.',
+        'Extended M3U in UTF-8: `#EXTM3U`, `#PLAYLIST:`, `#EXTINF:<seconds>,<artist> - <title>`, `#EXTALB:`, and a location per entry. A text answer: openapi-fetch needs `parseAs: "text"`.',
       ),
     ]),
   ),
@@ -88,7 +114,7 @@ export async function playlistFileAnswer(
   const file = await files.get(request.caller.userId, request.params.playlistId, chosen, origin);
   // A format's name is its file extension.
   if (format !== undefined) {
-    reply.header('content-disposition', `attachment; filename="${downloadFileName(file.name, format)}"`);
+    reply.header('content-disposition', contentDisposition(file.name, format));
   }
   // The media type `Accept` chose (M3U8 goes by three names: the one the client asked for), else the format's first.
   return { file, type: `${negotiated?.mediaType ?? MEDIA_TYPES[chosen][0]!}; charset=utf-8` };

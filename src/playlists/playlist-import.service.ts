@@ -1,4 +1,4 @@
-import { Bounded } from '../concurrency/bounded.js';
+import { boundedWithShares } from '../concurrency/bounded.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { READERS, type FileFormat } from '../formats/formats.js';
@@ -24,6 +24,9 @@ export interface ImportAnswer {
   readonly unmatched: UnmatchedTrack[];
 }
 
+/** A user's large requests of one kind that wait apart for their turn; one more is refused with 429. */
+const PER_USER_WAITING = 32;
+
 /** A track's text for an error message: `#3 "Artist - Title"`. */
 const describe = (track: UnmatchedTrack): string => {
   const text = [track.artist, track.title].filter((t) => t !== undefined && t !== '').join(' - ');
@@ -41,9 +44,14 @@ const describe = (track: UnmatchedTrack): string => {
  */
 export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistService, locationTemplate: string) {
   const songIdOf = songIdMatcher(locationTemplate);
-  // Matching by title reads the catalog: a few imports at a time.
+  // Matching by title reads the catalog: a few imports at a time, one of them (running or waiting) a user's; the rest
+  // of a user's burst waits apart.
   const refuse = () => ApiError.unavailable('The service is busy with other imports; try again shortly.', 1);
-  const imports = new Bounded({ limit: 2, queue: 64, waitMs: 10_000, refuse });
+  const yours = () => ApiError.tooManyRequests(1, 'Your previous imports are still being read; wait for them first.');
+  const imports = boundedWithShares(
+    { limit: 2, queue: 64, waitMs: 10_000, refuse },
+    { limit: 1, queue: PER_USER_WAITING, refuse: yours },
+  );
 
   async function match(tracks: readonly ImportTrack[]): Promise<(number | undefined)[]> {
     const named = tracks.map((track) => track.identifiers.map(songIdOf));
@@ -86,6 +94,15 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
     });
   }
 
+  function readFile(format: FileFormat, text: string): ImportPlaylist {
+    try {
+      return READERS[format](text, { tracks: limits.songsMax });
+    } catch (error) {
+      if (error instanceof UnreadablePlaylist) throw ApiError.badRequest(error.message);
+      throw error;
+    }
+  }
+
   function nameOf(file: ImportPlaylist, name: string | undefined): string {
     if (name !== undefined) return name;
     const title = cleanText(file.title ?? '').trim();
@@ -101,15 +118,12 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
   return {
     /** Reads the file, matches its tracks and creates the playlist; 400 for a file that cannot be read. */
     async import(userId: number, format: FileFormat, text: string, options: ImportOptions): Promise<ImportAnswer> {
-      let file: ImportPlaylist;
-      try {
-        file = READERS[format](text, { tracks: limits.songsMax });
-      } catch (error) {
-        if (error instanceof UnreadablePlaylist) throw ApiError.badRequest(error.message);
-        throw error;
-      }
-      const name = nameOf(file, options.name);
-      const ids = await imports.run(() => match(file.tracks));
+      // Reading the file takes the event loop too (milliseconds for a thousand tracks): it waits its turn as well.
+      const { file, name, ids } = await imports(userId, async () => {
+        const read = readFile(format, text);
+        const named = nameOf(read, options.name);
+        return { file: read, name: named, ids: await match(read.tracks) };
+      });
       const unmatched: UnmatchedTrack[] = [];
       ids.forEach((id, i) => {
         if (id !== undefined) return;

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import { Bounded } from '../concurrency/bounded.js';
+import { boundedWithShares } from '../concurrency/bounded.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { playlistAnswer, playlistAnswers, type PlaylistAnswer } from './playlist.answers.js';
@@ -338,19 +338,25 @@ function assemble(heads: readonly { id: number; name: string; version: number }[
 /** What the cache reads from the database. */
 export function databaseReads(db: Db): AnswerReads {
   const q = db.kysely;
-  // Long pages a few at a time: each takes the event loop for a while, and holds megabytes until it is sent.
+  // Long pages one at a time: each takes the event loop for a while, and holds megabytes until it is sent. A user
+  // holds one place among everyone's; the rest of their burst waits apart.
   const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
-  const longPages = new Bounded({ limit: 1, queue: 256, waitMs: 10_000, refuse });
+  const yours = () =>
+    ApiError.tooManyRequests(1, 'Your previous large pages are still being read; wait for them first.');
+  const longPages = boundedWithShares(
+    { limit: 1, queue: 256, waitMs: 10_000, refuse },
+    { limit: 1, queue: 32, refuse: yours },
+  );
 
   /**
    * The songs of these playlists. Most pages fit in one read; a page of long playlists (up to 100 000 songs, 7 MB)
    * is read a piece at a time with the event loop free in between, and only one such page is built at once, so
    * that other users' small requests are not held up behind them (nor behind the garbage they leave).
    */
-  async function songsOf(ids: readonly number[]): Promise<PlaylistSongRow[]> {
+  async function songsOf(ownerId: number, ids: readonly number[]): Promise<PlaylistSongRow[]> {
     const rows = await songsOfPlaylists(q, db.dialect, ids, SONGS_PER_READ);
     if (rows.length < SONGS_PER_READ) return rows;
-    return longPages.run(async () => {
+    return longPages(ownerId, async () => {
       for (let last = rows.at(-1); last !== undefined;) {
         await nextTurn();
         const after = { playlistId: last.playlist_id, position: last.position };
@@ -384,7 +390,7 @@ export function databaseReads(db: Db): AnswerReads {
       const heads = () =>
         q.selectFrom('playlists').select(['id', 'name', 'version', catalogVersion]).where('id', 'in', ids).execute();
       const before = new Map((await heads()).map((h) => [h.id, Number(h.version)]));
-      const rows = await songsOf(ids);
+      const rows = await songsOf(ownerId, ids);
       const after = (await heads()).map((h) => ({ ...h, version: Number(h.version) }));
       after.sort((a, b) => a.id - b.id);
       const assembled = assemble(after, rows);

@@ -13,6 +13,7 @@ import {
   IF_NONE_MATCH_HEADER,
   NOT_FOUND,
   REVALIDATE,
+  UNSUPPORTED_JSON_BODY,
   empty,
   error,
   json,
@@ -27,6 +28,7 @@ import type { PlaylistFiles } from './playlist-files.service.js';
 import {
   FILE_ETAG,
   NOT_ACCEPTABLE,
+  PLAYLIST_FILE_HEADERS,
   PlaylistFileQuery,
   playlistOrFile,
   plainJson,
@@ -134,10 +136,7 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
           400: BAD_REQUEST,
           409: error("The caller's playlist quota is reached."),
           413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
-          415: error(
-            'The body is not JSON (text/plain and form bodies are read as JSON with the security header), or it is compressed (a `Content-Encoding` other than `identity`).',
-            { 'Accept-Encoding': { type: 'string', description: '`identity`, when the body was compressed.' } },
-          ),
+          415: UNSUPPORTED_JSON_BODY,
           422: error('Some song ids are not in the catalog; `errormsg` names them.'),
           ...AUTHENTICATED_ERRORS,
         },
@@ -173,7 +172,9 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
         headers: conditionalHeaders,
         response: {
           200: playlistOrFile(playlistRef),
-          304: notModified('The playlist has not changed since the ETag sent in `If-None-Match`.', FILE_ETAG),
+          304: notModified('The playlist has not changed since the ETag sent in `If-None-Match`.', FILE_ETAG, {
+            Vary: PLAYLIST_FILE_HEADERS.Vary,
+          }),
           400: BAD_REQUEST,
           404: NOT_FOUND,
           406: NOT_ACCEPTABLE,

@@ -1,4 +1,4 @@
-import { Bounded } from '../concurrency/bounded.js';
+import { boundedPerKey, boundedWithShares } from '../concurrency/bounded.js';
 import { PlaylistCache } from './playlist.cache.js';
 import { playlistEditor } from './playlist-edit.service.js';
 import { pageEtag, pageJson, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
@@ -33,6 +33,9 @@ export interface Page {
 
 /** Playlists longer than this are created a few at a time. */
 const LONG_PLAYLIST = 100;
+/** A user's writes running at once, and waiting for their turn; one more is refused with 429. */
+const WRITES_PER_USER = 2;
+const WRITES_WAITING_PER_USER = 64;
 
 const ALREADY_DELETED = 'This playlist is already deleted.';
 const NOT_FOUND = 'No such playlist.';
@@ -51,9 +54,22 @@ export function playlistService(
   const q = db.kysely;
   const cache = new PlaylistCache(db, cacheBytes);
   const search = playlistSearch(db, searchSettings, searchGate);
-  // Long playlists being created a few at a time: each takes the event loop for a while.
+  // Long playlists being created a few at a time: each takes the event loop for a while. A user holds one place
+  // among everyone's; the rest of their burst waits apart.
   const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
-  const longCreates = new Bounded({ limit: 2, queue: 256, waitMs: 10_000, refuse });
+  const yours = () =>
+    ApiError.tooManyRequests(1, 'Your previous long playlists are still being saved; wait for them first.');
+  const longCreates = boundedWithShares(
+    { limit: 2, queue: 256, waitMs: 10_000, refuse },
+    { limit: 1, queue: 32, refuse: yours },
+  );
+  // A user's creates, edits and deletes: a few at a time, so that one user's burst holds a few of the pooled
+  // connections (or of the SQLite writer's batches), never most of them; the rest of the burst waits apart.
+  const writes = boundedPerKey({
+    limit: WRITES_PER_USER,
+    queue: WRITES_WAITING_PER_USER,
+    refuse: () => ApiError.tooManyRequests(1, 'Your previous changes are still being saved; wait for them first.'),
+  });
 
   /** 410 for the owner of a deleted playlist, 404 for everyone and everything else. */
   async function missing(id: number, userId: number): Promise<ApiError> {
@@ -100,13 +116,13 @@ export function playlistService(
 
   return {
     /** Edits the owner's playlist (see playlistEditor): 404, 410, 412 or the edited playlist's answer. */
-    edit: (...args: Parameters<typeof editor.edit>) => editor.edit(...args),
+    edit: (...args: Parameters<typeof editor.edit>) => writes(args[0], () => editor.edit(...args)),
 
     create(userId: number, input: NewPlaylist): Promise<PlaylistAnswer & { id: number }> {
       // A long playlist takes tens of milliseconds of the event loop to check, index and write: a few at a time.
-      return input.songIds.length > LONG_PLAYLIST
-        ? longCreates.run(() => create(userId, input))
-        : create(userId, input);
+      return writes(userId, () =>
+        input.songIds.length > LONG_PLAYLIST ? longCreates(userId, () => create(userId, input)) : create(userId, input),
+      );
     },
 
     /** The owner's playlist as JSON bytes with its ETag; 404 or 410 otherwise. */
@@ -143,11 +159,13 @@ export function playlistService(
     },
 
     async remove(userId: number, id: number): Promise<void> {
-      const deleted = await db.write(async (trx) => {
-        if (!(await playlists.deletePlaylist(trx, id, userId, Date.now()))) return false;
-        await releasePlaylistSlot(trx, userId);
-        return true;
-      });
+      const deleted = await writes(userId, () =>
+        db.write(async (trx) => {
+          if (!(await playlists.deletePlaylist(trx, id, userId, Date.now()))) return false;
+          await releasePlaylistSlot(trx, userId);
+          return true;
+        }),
+      );
       if (!deleted) throw await missing(id, userId);
       cache.forget(id);
     },

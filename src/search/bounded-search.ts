@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type RawBuilder } from 'kysely';
-import { Bounded, boundedPerKey } from '../concurrency/bounded.js';
+import { boundedWithShares } from '../concurrency/bounded.js';
 import type { Dialect } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { characterCount, containsPattern, normalisedLength } from './search-text.js';
@@ -94,11 +94,12 @@ export async function matchInSlices(read: SliceReader, timeoutMs: number, what: 
 /** Runs searches one at a time per user and `concurrency` at once in all; more answer 429 or 503. */
 export function searchGate(settings: SearchSettings) {
   const busy = () => ApiError.unavailable('The service is busy with other searches; try again shortly.', 1);
-  const searches = new Bounded({ limit: settings.concurrency, queue: 256, waitMs: settings.timeoutMs, refuse: busy });
   const oneAtATime = () =>
     ApiError.tooManyRequests(1, 'Your previous searches are still running; wait for their answers first.');
-  const perUser = boundedPerKey({ limit: 1, queue: 1, refuse: oneAtATime });
-  return <T>(userId: number, search: () => Promise<T>): Promise<T> => perUser(userId, () => searches.run(search));
+  return boundedWithShares(
+    { limit: settings.concurrency, queue: 256, waitMs: settings.timeoutMs, refuse: busy },
+    { limit: 1, queue: 1, refuse: oneAtATime },
+  );
 }
 
 export type SearchGate = ReturnType<typeof searchGate>;

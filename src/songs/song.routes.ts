@@ -3,7 +3,7 @@ import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { AUTHENTICATED_ERRORS, BAD_REQUEST, SEARCHING_ERRORS, SECURITY, error, json } from '../http/responses.js';
-import type { TypedApp } from '../http/routes.js';
+import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { Id, pageQuerySchema } from '../http/schemas.js';
 import type { SongService } from './song.service.js';
 
@@ -28,53 +28,51 @@ export function songRoutes(
 ): void {
   const { songs, limits, authenticate } = deps;
 
-  app.get(
-    '/v3/song',
-    {
-      onRequest: authenticate,
-      schema: {
-        operationId: 'getsongs',
-        summary: 'List or search the song catalog',
-        tags: ['Catalog'],
-        security: SECURITY,
-        description: 'Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre.',
-        querystring: pageQuerySchema(
-          limits,
-          'Words that must all appear, case- and accent-insensitively, in the title, artist, album or genre',
-        ),
-        response: {
-          200: json('A page of songs.', Type.Array(catalogSongRef), PAGE_HEADERS),
-          400: BAD_REQUEST,
-          ...SEARCHING_ERRORS,
-        },
+  routeWithPluralAlias(app, {
+    method: 'GET',
+    url: '/v3/song',
+    onRequest: authenticate,
+    schema: {
+      operationId: 'getsongs',
+      summary: 'List or search the song catalog',
+      tags: ['Catalog'],
+      security: SECURITY,
+      description: 'Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre.',
+      querystring: pageQuerySchema(
+        limits,
+        'Words that must all appear, case- and accent-insensitively, in the title, artist, album or genre',
+      ),
+      response: {
+        200: json('A page of songs.', Type.Array(catalogSongRef), PAGE_HEADERS),
+        400: BAD_REQUEST,
+        ...SEARCHING_ERRORS,
       },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const page = await songs.list(request.caller.userId, request.query);
       setPageHeaders(request, reply, request.query, page.total);
       return page.items;
     },
-  );
+  });
 
-  app.get(
-    '/v3/song/:songId',
-    {
-      onRequest: authenticate,
-      schema: {
-        operationId: 'getsong',
-        summary: 'Get a song of the catalog',
-        tags: ['Catalog'],
-        security: SECURITY,
-        description: 'Returns one song of the catalog.',
-        params: Type.Object({ songId: Id('Song id') }),
-        response: {
-          200: json('The song.', catalogSongRef),
-          400: BAD_REQUEST,
-          404: error('No song has this id.'),
-          ...AUTHENTICATED_ERRORS,
-        },
+  routeWithPluralAlias(app, {
+    method: 'GET',
+    url: '/v3/song/:songId',
+    onRequest: authenticate,
+    schema: {
+      operationId: 'getsong',
+      summary: 'Get a song of the catalog',
+      tags: ['Catalog'],
+      security: SECURITY,
+      description: 'Returns one song of the catalog.',
+      params: Type.Object({ songId: Id('Song id') }),
+      response: {
+        200: json('The song.', catalogSongRef),
+        400: BAD_REQUEST,
+        404: error('No song has this id.'),
+        ...AUTHENTICATED_ERRORS,
       },
     },
-    async (request) => songs.get(request.params.songId),
-  );
+    handler: async (request) => songs.get(request.params.songId),
+  });
 }

@@ -1,11 +1,11 @@
 import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../bench/service.js';
-import { basic } from './helpers/app.js';
-import { createTestDatabase, type TestDatabase } from './helpers/databases.js';
+import { freePort } from '../../bench/service.js';
+import { basic } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { privateHaproxy, type PrivateHaproxy } from './helpers/private-haproxy.js';
-import { killAllServers, startServer, type ServerProcess } from './helpers/server-process.js';
-import { send, sleep } from './helpers/traffic.js';
+import { killAllServers, startServer, type ServerProcess } from '../helpers/server-process.js';
+import { send, sleep } from '../helpers/traffic.js';
 
 /**
  * Two instances on one PostgreSQL behind HAProxy, run with the configuration the repository ships

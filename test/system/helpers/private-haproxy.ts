@@ -4,11 +4,11 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../bench/service.js';
-import { sleep } from './traffic.js';
+import { freePort } from '../../../bench/service.js';
+import { sleep } from '../../helpers/traffic.js';
 
 /** The proxy configuration the repository ships, run here as it is, its addresses given by the environment. */
-export const HAPROXY_CONFIG = fileURLToPath(new URL('../../deploy/haproxy/haproxy.cfg', import.meta.url));
+export const HAPROXY_CONFIG = fileURLToPath(new URL('../../../deploy/haproxy/haproxy.cfg', import.meta.url));
 
 /** Debian's HAProxy (`apt-get install haproxy`; `.ci/run` installs it when missing) on free loopback ports. */
 export interface PrivateHaproxy {

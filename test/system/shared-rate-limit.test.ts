@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../bench/service.js';
-import { basic } from './helpers/app.js';
-import { createTestDatabase, type TestDatabase } from './helpers/databases.js';
+import { freePort } from '../../bench/service.js';
+import { basic } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { privateRedis, type PrivateRedis } from './helpers/private-redis.js';
-import { killAllServers, startServer, type LogLine, type ServerProcess } from './helpers/server-process.js';
-import { eventually, getFrom, isErrorBody, sleep } from './helpers/traffic.js';
+import { killAllServers, startServer, type LogLine, type ServerProcess } from '../helpers/server-process.js';
+import { eventually, getFrom, isErrorBody, sleep } from '../helpers/traffic.js';
 
 /**
  * With REDIS_URL, instances count the general rate limit in one Redis: two instances allow what one does. While

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from '../../bench/service.js';
+import { freePort } from '../../../bench/service.js';
 
 /** A `redis-server` of the test's own, on a free loopback port, keeping nothing on disk. */
 export interface PrivateRedis {
