@@ -194,7 +194,9 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
      */
     async restore(userId: number, id: number, wanted: number, precondition: string | undefined) {
       const to = await version(userId, id, wanted);
-      if ((await findPlaylist(q, id)) === undefined) return restoreDeleted(userId, id, precondition, to);
+      if ((await findPlaylist(q, id)) === undefined) {
+        return playlists.asWrite(userId, () => restoreDeleted(userId, id, precondition, to));
+      }
       const document = { name: to.name, songs: to.songIds.map((songId) => ({ id: songId })) };
       return playlists.edit(userId, id, precondition, () => document, to.songIds.length, 'restore');
     },

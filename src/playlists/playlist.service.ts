@@ -118,6 +118,9 @@ export function playlistService(
     /** Edits the owner's playlist (see playlistEditor): 404, 410, 412 or the edited playlist's answer. */
     edit: (...args: Parameters<typeof editor.edit>) => writes(args[0], () => editor.edit(...args)),
 
+    /** Runs another write of the user's playlists (a restore of a deleted one) among the user's writes. */
+    asWrite: <T>(userId: number, work: () => Promise<T>): Promise<T> => writes(userId, work),
+
     create(userId: number, input: NewPlaylist): Promise<PlaylistAnswer & { id: number }> {
       // A long playlist takes tens of milliseconds of the event loop to check, index and write: a few at a time.
       return writes(userId, () =>
