@@ -72,6 +72,8 @@ export function postgresStore(adminUrl: string, database: string): DatasetStore 
           [meta.lastPlaylistId],
         );
         await client.query('DELETE FROM deleted_playlists');
+        // The generated data has no history: every revision is a run's.
+        await client.query('DELETE FROM playlist_revisions');
         const edited = await client.query<{ id: string; name: string }>(
           'SELECT id, name FROM playlists WHERE id <= $1 AND version > 1',
           [meta.lastPlaylistId],

@@ -70,6 +70,8 @@ export function sqliteStore(file: string): DatasetStore {
             )
             .run(meta.lastPlaylistId, meta.lastPlaylistId);
           sqlite.prepare('DELETE FROM deleted_playlists').run();
+          // The generated data has no history: every revision is a run's.
+          sqlite.prepare('DELETE FROM playlist_revisions').run();
           const edited = sqlite
             .prepare('SELECT id, name FROM playlists WHERE id <= ? AND version > 1')
             .all(meta.lastPlaylistId) as { id: number; name: string }[];

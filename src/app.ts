@@ -39,6 +39,12 @@ import { playlistService } from './playlists/playlist.service.js';
 import { CatalogSong, songRoutes } from './songs/song.routes.js';
 import { songService } from './songs/song.service.js';
 import { searchGate } from './search/bounded-search.js';
+import { historyRoutes } from './history/history.routes.js';
+import { historyService } from './history/history.service.js';
+import { ChangeEntry, Revision } from './history/history.schemas.js';
+import { changesRoutes } from './history/changes.routes.js';
+import { changeFeed } from './history/changes.service.js';
+import { startHistoryPruning } from './history/pruning.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -80,6 +86,8 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     CatalogSong,
     UnmatchedTrack,
     ImportedPlaylist,
+    Revision,
+    ChangeEntry,
   ];
   for (const schema of sharedSchemas) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
@@ -113,6 +121,13 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   playlistEditRoutes(routes, { editor: playlists, limits, authenticate });
   const importer = playlistImporter(db, limits, playlists, config.exports.locationTemplate);
   playlistImportRoutes(routes, { importer, limits, authenticate });
+  const history = historyService(db, playlists, { limits, exports: config.exports, historyDays: config.historyDays });
+  historyRoutes(routes, { history, limits, authenticate });
+  changesRoutes(routes, { feed: changeFeed(db, config.historyDays), authenticate });
+  const pruning = startHistoryPruning(db, config.historyDays, app.log);
+  app.addHook('onClose', () => {
+    pruning.stop();
+  });
   coverRoutes(routes, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
   songRoutes(routes, { songs: songService(db, limits, config.search, searches), limits, authenticate });
   opsRoutes(app, { db, registry, shutdownPhase: () => app.shutdownPhase(), metricsToken: config.metricsToken });

@@ -10,6 +10,7 @@ import { askNewPassword } from './users/password-prompt.js';
 import { UserError, userService } from './users/user.service.js';
 import { CatalogFileError, importCatalogPath } from './catalog/catalog-files.js';
 import { StartError } from './startup.js';
+import { deletedPlaylists, HistoryCommandError, restorePlaylist } from './history/history.cli.js';
 
 const USER_USAGE = `  user add NAME [--password-stdin]   create a user; prompts for the password, or reads a line from stdin
   user passwd NAME [--password-stdin]
@@ -21,6 +22,8 @@ const USAGE = `Usage: mixtape <command>
   serve                              run the service (npm start)
   migrate                            bring the database schema up to date
 ${USER_USAGE}
+  playlist deleted USER              list a user's deleted playlists that can be restored
+  playlist restore ID [--version N]  restore a playlist for its owner: a deleted one as it was deleted, or version N
   catalog import PATH                import songs from a CSV, JSON or JSON Lines file, or a folder of audio files
 
 Settings come from the environment (PORT, HOST, DATABASE_URL, LOG_LEVEL, ...); see README.md.`;
@@ -97,6 +100,27 @@ async function userCommand(config: Config, args: string[]): Promise<void> {
   }
 }
 
+async function playlistCommand(config: Config, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { version: { type: 'string' } } });
+  const [action, target] = positionals;
+  if (action === 'deleted' && target !== undefined) {
+    const deleted = await withDb(config, (db) => deletedPlaylists(db, target));
+    for (const p of deleted) {
+      const restore = p.restorable === undefined ? 'history no longer kept' : `mixtape playlist restore ${p.id}`;
+      console.log(`${p.id}\t${printableName(p.name)}\tdeleted ${new Date(p.deletedAt).toISOString()}\t${restore}`);
+    }
+    if (deleted.length === 0) console.log(`"${target}" has no deleted playlists.`);
+    return;
+  }
+  const id = Number(target);
+  const version = values.version === undefined ? undefined : Number(values.version);
+  if (action !== 'restore' || !Number.isSafeInteger(id) || id < 1 || (version !== undefined && !(version >= 1))) {
+    throw new UsageError('Usage: mixtape playlist deleted USER | mixtape playlist restore ID [--version N]');
+  }
+  const done = await withDb(config, (db) => restorePlaylist(db, config, id, version));
+  console.log(`Playlist ${id} of "${done.owner}" restored from version ${done.version}: ${done.songs} songs.`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (command === 'help' || command === '--help' || command === '-h') {
@@ -122,6 +146,9 @@ async function main(argv: string[]): Promise<void> {
     case 'user':
       await userCommand(config, rest);
       return;
+    case 'playlist':
+      await playlistCommand(config, rest);
+      return;
     case 'catalog': {
       const [action, path] = rest;
       if (action !== 'import' || path === undefined) throw new UsageError('Usage: mixtape catalog import PATH');
@@ -142,6 +169,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof UserError ||
     error instanceof UsageError ||
     error instanceof CatalogFileError ||
+    error instanceof HistoryCommandError ||
     error instanceof StartError
   ) {
     console.error(`mixtape: ${error.message}`);

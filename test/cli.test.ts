@@ -99,7 +99,7 @@ describe.concurrent('the mixtape CLI (SQLite)', () => {
     expect(migrated).toMatchObject({ code: 0, stderr: '' });
     expect(migrated.stdout).toBe(
       'Applied: 2026-11-20-initial, 2026-11-23-service-probe, 2026-11-24-serving, 2026-11-25-song-titles, ' +
-        '2026-11-27-playlist-versions, 2026-11-28-owner-search, 2026-11-29-sign-in-budgets\n',
+        '2026-11-27-playlist-versions, 2026-11-28-owner-search, 2026-11-29-sign-in-budgets, 2026-11-30-playlist-history\n',
     );
     const again = await mixtape(['migrate'], { env: { DATABASE_URL: url } });
     expect(again).toMatchObject({ code: 0, stdout: 'The schema is up to date.\n' });
@@ -217,6 +217,52 @@ describe.concurrent('the mixtape CLI (SQLite)', () => {
     expect(noTerminal.stderr).toMatch(/No terminal .*--password-stdin/);
     expect(await userNames()).not.toContain('carol');
   });
+
+  it("playlist deleted lists a user's deleted playlists, and playlist restore brings one back for its owner", async ({
+    expect,
+  }) => {
+    const added = await mixtape(['user', 'add', 'carol', '--password-stdin'], { input: 'pw\n' });
+    expect(added.code).toBe(0);
+    const config = loadConfig({ DATABASE_URL, LOG_LEVEL: 'silent', MIXTAPE_SEED_CATALOG: 'false' });
+    const db = openDatabase(config.database);
+    const app = await buildApp({ config, db });
+    const headers = { security: basic('carol', 'pw') };
+    try {
+      const song = await db.kysely
+        .insertInto('songs')
+        .values({ title: 'Kept', artist: 'A', album: 'B', genre: 'C', duration: 1, search_doc: 'kept' })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const created = await app.inject({
+        method: 'POST',
+        url: '/v3/playlist',
+        headers,
+        payload: { name: 'Dropped by mistake', songIds: [song.id, song.id] },
+      });
+      const { id } = created.json<{ id: number }>();
+      expect((await app.inject({ method: 'DELETE', url: `/v3/playlist/${id}`, headers })).statusCode).toBe(200);
+
+      const listed = await mixtape(['playlist', 'deleted', 'carol']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toMatch(
+        new RegExp(`^${id}\\tDropped by mistake\\tdeleted \\d{4}-.*mixtape playlist restore ${id}$`, 'm'),
+      );
+      const restored = await mixtape(['playlist', 'restore', String(id)]);
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(restored.stdout).toBe(`Playlist ${id} of "carol" restored from version 2: 2 songs.\n`);
+      const read = await app.inject({ method: 'GET', url: `/v3/playlist/${id}`, headers });
+      expect(read.statusCode).toBe(200);
+      expect(read.json<{ name: string }>().name).toBe('Dropped by mistake');
+      const again = await mixtape(['playlist', 'restore', String(id), '--version', '9']);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/no version 9/);
+      expect((await mixtape(['playlist', 'deleted', 'nobody'])).stderr).toMatch(/No user named "nobody"/);
+      expect((await mixtape(['playlist', 'restore', 'x'])).code).toBe(2);
+    } finally {
+      await app.close();
+      await db.close();
+    }
+  }, 90_000);
 
   it('fails with the usage when no command is given, and lists the user commands for a bare `user`', async ({
     expect,

@@ -7,7 +7,7 @@ import { eventually, sleep } from './helpers/traffic.js';
  * An acknowledged write is never lost; it survives `kill -9` of the process at any moment.
  * A stream of creates and edits (PUT of a whole playlist) runs against the real service; at a random moment the
  * process is killed with SIGKILL and started again on the same database; every create and every edit that was
- * answered 200 must be there, exactly as answered.
+ * answered 200 must be there, exactly as answered, with its revision in the playlist's history (section 11).
  */
 
 const CYCLES = 5;
@@ -83,6 +83,8 @@ interface Ledger {
   readonly sent: Map<string, (readonly number[])[]>;
   /** Edits sent and not answered, by playlist: after a restart the playlist may hold any one of them. */
   readonly unsure: Map<number, Created[]>;
+  /** Edits answered 200, by playlist: each one a revision that must be in its history. */
+  readonly edits: Map<number, number>;
   attempts: number;
 }
 
@@ -127,6 +129,7 @@ async function createLoad(
       if (JSON.stringify(answered) !== JSON.stringify(next)) problems.push(`edit of ${id} answered ${text}`);
       ledger.durable.set(id, next);
       ledger.unsure.delete(id);
+      ledger.edits.set(id, (ledger.edits.get(id) ?? 0) + 1);
       acknowledged += 1;
     } catch (error) {
       if (!stopped()) problems.push(`edit failed while the server was up: ${String(error)}`);
@@ -203,6 +206,20 @@ async function verify(server: ServerProcess, ledger: Ledger, seed: number): Prom
       problems.push(`playlist ${id}: acknowledged ${JSON.stringify(expected)}, found ${JSON.stringify(found)}`);
       return;
     }
+    // Its history holds the create and every acknowledged edit, the newest being what the playlist now is.
+    const history = await getJson(`${server.url}/v3/playlist/${id}/versions?limit=1`);
+    const [newest] = history.body as { version: number; name: string; songCount: number }[];
+    const total = Number(history.headers.get('x-total-count'));
+    if (
+      newest?.name !== found.name ||
+      newest.songCount !== found.songIds.length ||
+      newest.version !== total ||
+      total < 1 + (ledger.edits.get(id) ?? 0)
+    ) {
+      problems.push(
+        `playlist ${id}: ${ledger.edits.get(id) ?? 0} edits acknowledged, history ${JSON.stringify(history.body)}`,
+      );
+    }
     ledger.durable.set(id, found);
     ledger.unsure.delete(id);
   });
@@ -245,7 +262,7 @@ describeEachEmptyDatabase('kill -9 while creating playlists (%s)', (database, di
   it(`keeps every acknowledged create through ${CYCLES} kill -9 and restart cycles`, async () => {
     const seed = Math.floor(Math.random() * 2 ** 31);
     const random = seededRandom(seed);
-    const ledger: Ledger = { durable: new Map(), sent: new Map(), unsure: new Map(), attempts: 0 };
+    const ledger: Ledger = { durable: new Map(), sent: new Map(), unsure: new Map(), edits: new Map(), attempts: 0 };
     const databaseUrl = database.url;
     const start = () => startServer({ databaseUrl, bootstrapUser: `${USER}:${PASSWORD}` });
 

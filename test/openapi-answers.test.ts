@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { pruneHistory } from '../src/history/pruning.js';
 import { basic } from './helpers/app.js';
 import { describeEachDatabase, useTestApp } from './helpers/each-database.js';
 import {
@@ -245,6 +246,17 @@ describe('answers under configured limits match the document', () => {
     const create = { url: '/v3/playlist', headers: { security }, payload: { name: 'One', songIds: [1] } };
     expect((await conforming(t, 'post', '/v3/playlist', create)).statusCode).toBe(200);
     expect((await conforming(t, 'post', '/v3/playlist', create)).statusCode).toBe(409);
+    // Restoring a deleted playlist takes a place of the quota too.
+    const list = await t.app.inject({ method: 'GET', url: '/v3/playlist', headers: { security } });
+    const [{ id }] = list.json<{ id: number }[]>() as [{ id: number }];
+    await t.app.inject({ method: 'DELETE', url: `/v3/playlist/${id}`, headers: { security } });
+    expect((await conforming(t, 'post', '/v3/playlist', create)).statusCode).toBe(200);
+    const restore = {
+      url: `/v3/playlist/${id}/restore`,
+      headers: { security, 'content-type': 'application/json' },
+      payload: { version: 1 },
+    };
+    expect((await conforming(t, 'post', '/v3/playlist/{playlist-id}/restore', restore)).statusCode).toBe(409);
     const upload = {
       url: '/v3/playlist/import',
       headers: { security, 'content-type': 'audio/mpegurl' },
@@ -356,6 +368,99 @@ describeEachDatabase('edits that match the document (%s)', (t) => {
       await edit('patch', one, 410, { headers: merge, payload: '{"name":"x"}' });
       await edit('put', one, 410, { payload: { name: 'x', songIds: [] } });
       await edit('post', songs, 410, { url: `${url}/songs`, payload: { songIds: [1] } });
+    });
+  }
+});
+
+describeEachDatabase('history that matches the document (%s)', (t) => {
+  let security: string;
+  const DAY_MS = 24 * 60 * 60 * 1000;
+
+  beforeAll(async () => {
+    security = await t.addUser();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  for (const base of ['/v3/playlist', '/v3/playlists']) {
+    it(`versions, diff and restore at ${base}, the change feed, and their failures`, async () => {
+      const one = `${base}/{playlist-id}`;
+      const call = async (method: Method, path: string, status: number, request: Partial<InjectRequest>) => {
+        const headers = { security, ...request.headers };
+        const response = await conforming(t, method, path, { url: '', ...request, headers });
+        expect(response.statusCode, `${method} ${path} ${response.body}`).toBe(status);
+        return response;
+      };
+      const create = { url: base, headers: { security }, payload: { name: 'History', songIds: [1, 2] } };
+      const id = (await conforming(t, 'post', base, create)).json<{ id: number }>().id;
+      const url = `${base}/${id}`;
+      await call('patch', one, 200, { url, payload: { name: 'History 2' } });
+
+      await call('get', `${one}/versions`, 200, { url: `${url}/versions` });
+      await call('get', `${one}/versions`, 400, { url: `${url}/versions?limit=0` });
+      await call('get', `${one}/versions`, 404, { url: `${base}/999999/versions` });
+      const version = await call('get', `${one}/versions/{version}`, 200, { url: `${url}/versions/1` });
+      await call('get', `${one}/versions/{version}`, 200, { url: `${url}/versions/1?format=xspf` });
+      await call('get', `${one}/versions/{version}`, 304, {
+        url: `${url}/versions/1`,
+        headers: { 'if-none-match': String(version.headers.etag) },
+      });
+      await call('get', `${one}/versions/{version}`, 400, { url: `${url}/versions/0` });
+      await call('get', `${one}/versions/{version}`, 404, { url: `${url}/versions/9` });
+      await call('get', `${one}/versions/{version}`, 406, {
+        url: `${url}/versions/1`,
+        headers: { accept: 'image/png' },
+      });
+      await call('get', `${one}/diff`, 200, { url: `${url}/diff?from=1` });
+      await call('get', `${one}/diff`, 400, { url: `${url}/diff?from=9` });
+      await call('get', `${one}/diff`, 404, { url: `${base}/999999/diff?from=1` });
+      const json = { 'content-type': 'application/json' };
+      await call('post', `${one}/restore`, 200, { url: `${url}/restore`, headers: json, payload: { version: 1 } });
+      await call('post', `${one}/restore`, 412, {
+        url: `${url}/restore`,
+        headers: { ...json, 'if-match': '"stale"' },
+        payload: { version: 1 },
+      });
+      await call('post', `${one}/restore`, 400, { url: `${url}/restore`, headers: json, payload: { version: 0 } });
+      await call('post', `${one}/restore`, 404, { url: `${url}/restore`, headers: json, payload: { version: 99 } });
+      await call('post', `${one}/restore`, 413, {
+        url: `${url}/restore`,
+        headers: json,
+        payload: JSON.stringify({ version: 1, pad: 'x'.repeat(70_000) }),
+      });
+      await call('post', `${one}/restore`, 415, {
+        url: `${url}/restore`,
+        headers: { 'content-type': 'application/xml' },
+        payload: '<x/>',
+      });
+      for (const [method, path, request] of [
+        ['get', `${one}/versions`, { url: `${url}/versions` }],
+        ['get', `${one}/versions/{version}`, { url: `${url}/versions/1` }],
+        ['get', `${one}/diff`, { url: `${url}/diff?from=1` }],
+        ['post', `${one}/restore`, { url: `${url}/restore`, headers: json, payload: { version: 1 } }],
+      ] as const) {
+        expect((await conforming(t, method, path, request)).statusCode).toBe(401);
+      }
+
+      // A playlist deleted longer ago than the history is kept: 410 everywhere.
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 40 * DAY_MS });
+      const old = (await conforming(t, 'post', base, create)).json<{ id: number }>().id;
+      await conforming(t, 'delete', one, { url: `${base}/${old}`, headers: { security } });
+      const stale = (await call('get', '/v3/changes', 200, { url: '/v3/changes' })).json<{ next: string }>().next;
+      vi.useRealTimers();
+      while ((await pruneHistory(t.db, Date.now() - 30 * DAY_MS)) > 0);
+      const gone = `${base}/${old}`;
+      await call('get', `${one}/versions`, 410, { url: `${gone}/versions` });
+      await call('get', `${one}/versions/{version}`, 410, { url: `${gone}/versions/1` });
+      await call('get', `${one}/diff`, 410, { url: `${gone}/diff?from=1` });
+      await call('post', `${one}/restore`, 410, { url: `${gone}/restore`, headers: json, payload: { version: 1 } });
+
+      const first = await call('get', '/v3/changes', 200, { url: '/v3/changes?limit=1' });
+      await call('get', '/v3/changes', 200, { url: `/v3/changes?since=${first.json<{ next: string }>().next}` });
+      await call('get', '/v3/changes', 400, { url: '/v3/changes?since=forged' });
+      await call('get', '/v3/changes', 410, { url: `/v3/changes?since=${stale}` });
+      expect((await conforming(t, 'get', '/v3/changes', { url: '/v3/changes' })).statusCode).toBe(401);
     });
   }
 });

@@ -12,6 +12,8 @@ export interface Database {
   /** SQLite only. */
   playlist_changes: PlaylistChangeTable;
   sign_in_budgets: SignInBudgetTable;
+  playlist_revisions: PlaylistRevisionTable;
+  service_keys: ServiceKeyTable;
 }
 
 export interface UserTable {
@@ -81,6 +83,34 @@ export interface SignInBudgetTable {
   failures: number;
   /** A bigint on PostgreSQL, read with Number(). */
   expires_at: ColumnType<number | string, number, number>;
+}
+
+/**
+ * One revision of a playlist (see migration 2026-11-30-playlist-history): its songs whole (`splice_at` null) or as
+ * one splice of the version before. Bigints on PostgreSQL are read with Number().
+ */
+export interface PlaylistRevisionTable {
+  seq: Generated<number | string>;
+  /** PostgreSQL: the writing transaction's id (set by the database); 0 on SQLite. */
+  xid: Generated<number | string>;
+  playlist_id: number;
+  owner_id: number;
+  version: ColumnType<number | string, number, number>;
+  at: ColumnType<number | string, number, number>;
+  by_id: number;
+  change: string;
+  name: string;
+  song_count: number;
+  splice_at: number | null;
+  splice_deleted: number | null;
+  songs: string;
+  chain: number;
+}
+
+/** Keys every instance shares. */
+export interface ServiceKeyTable {
+  name: string;
+  key: string;
 }
 
 export type UserRow = Selectable<UserTable>;

@@ -3,8 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { registerDocsPage } from './docs-page.js';
 import { ALIAS_TAG } from './responses.js';
 
-/** The API's own version (semantic versioning); 1.2.0 added the song catalog, 1.3.0 editing. */
-export const API_VERSION = '1.3.0';
+/** The API's own version (semantic versioning); 1.2.0 added the song catalog, 1.3.0 editing, 1.4.0 history. */
+export const API_VERSION = '1.4.0';
 
 const DESCRIPTION = `Mixtape manages song playlists over HTTP with JSON bodies.
 
@@ -92,6 +92,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       servers: [{ url: '/', description: 'This server' }],
       tags: [
         { name: 'Your Library', description: 'Get, create and delete your playlists' },
+        { name: 'History', description: "Your playlists' versions, diffs, restore and undo, and what changed since" },
         { name: 'Catalog', description: 'Find the songs to put in a playlist' },
         { name: 'Operations', description: 'Health, readiness and metrics for operators' },
         { name: ALIAS_TAG, description: 'Plural paths, as in the getting-started examples: the same operations' },

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { recordRevision } from '../history/revision.repository.js';
 import { INSERT_CHUNK } from './playlist.rules.js';
 
 type Q = Kysely<Database>;
@@ -12,6 +13,8 @@ export interface PlaylistForEdit {
   readonly name: string;
   readonly version: number;
   readonly songIds: readonly number[];
+  /** The `chain` of its current revision (see history/revision.repository.ts), null when it has none. */
+  readonly revisionChain: number | null;
 }
 
 /** How long an edit on PostgreSQL waits for another instance's edit of the same playlist before a 503. */
@@ -51,10 +54,21 @@ export async function playlistForEdit(
   ownerId: number,
 ): Promise<PlaylistForEdit | undefined> {
   const query = trx
-    .selectFrom('playlists')
-    .select(['owner_id', 'name', 'version'])
-    .where('id', '=', id)
-    .where('owner_id', '=', ownerId);
+    .selectFrom('playlists as p')
+    .select([
+      'p.owner_id',
+      'p.name',
+      'p.version',
+      (eb) =>
+        eb
+          .selectFrom('playlist_revisions as r')
+          .select('r.chain')
+          .whereRef('r.playlist_id', '=', 'p.id')
+          .whereRef('r.version', '=', 'p.version')
+          .as('chain'),
+    ])
+    .where('p.id', '=', id)
+    .where('p.owner_id', '=', ownerId);
   if (dialect === 'postgres') await sql`set local lock_timeout = ${sql.lit(LOCK_WAIT)}`.execute(trx);
   const row = await (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
   if (row === undefined) return undefined;
@@ -69,19 +83,22 @@ export async function playlistForEdit(
     name: row.name,
     version: Number(row.version),
     songIds: entries.map((e) => e.song_id),
+    revisionChain: row.chain,
   };
 }
 
 /**
  * Writes the edited playlist: its name, a new version, and of its entries only what changed from the first
- * difference on (an append writes the new songs alone; a change at the front rewrites them all). Returns the new
- * version.
+ * difference on (an append writes the new songs alone; a change at the front rewrites them all); and records the
+ * revision, made by `byId`. Returns the new version.
  */
 export async function saveEdit(
   trx: Q,
   id: number,
   before: PlaylistForEdit,
   after: { readonly name: string; readonly songIds: readonly number[] },
+  change: 'edit' | 'restore' = 'edit',
+  byId = before.ownerId,
 ): Promise<number> {
   let same = 0;
   const shorter = Math.min(before.songIds.length, after.songIds.length);
@@ -103,5 +120,18 @@ export async function saveEdit(
     .where('id', '=', id)
     .returning('version')
     .executeTakeFirstOrThrow();
-  return Number(row.version);
+  const version = Number(row.version);
+  await recordRevision(trx, {
+    playlistId: id,
+    ownerId: before.ownerId,
+    byId,
+    version,
+    change,
+    name: after.name,
+    before: before.songIds,
+    after: after.songIds,
+    at: Date.now(),
+    previousChain: before.revisionChain,
+  });
+  return version;
 }

@@ -44,6 +44,7 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
     id: number,
     precondition: string | undefined,
     change: Edit,
+    kind: 'edit' | 'restore',
   ): Promise<PlaylistAnswer & { id: number }> {
     const answer = await db.write(async (trx) => {
       const current = await playlistForEdit(trx, db.dialect, id, userId);
@@ -56,7 +57,7 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
       const next = applied(change, { name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
       const songIds = next.songs.map((song) => song.id);
       const songs = await songsInOrder(trx, songIds);
-      await saveEdit(trx, id, current, { name: next.name, songIds });
+      await saveEdit(trx, id, current, { name: next.name, songIds }, kind, userId);
       await replacePlaylistDocument(trx, userId, id, playlistDocument(next.name, songs));
       return playlistAnswer({ id, name: next.name, songs: songs.map(({ genre: _, ...song }) => song) });
     });
@@ -65,11 +66,21 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
   }
 
   return {
-    /** Applies `change` to the owner's playlist when `If-Match` (if sent) names its current answer. */
-    async edit(userId: number, id: number, precondition: string | undefined, change: Edit, cost = 0) {
+    /**
+     * Applies `change` to the owner's playlist when `If-Match` (if sent) names its current answer; `kind` is the
+     * revision it records (a restore goes this way too).
+     */
+    async edit(
+      userId: number,
+      id: number,
+      precondition: string | undefined,
+      change: Edit,
+      cost = 0,
+      kind: 'edit' | 'restore' = 'edit',
+    ) {
       const length = await ownPlaylistLength(db.kysely, id, userId);
       if (length === undefined) throw await missing(db.kysely, userId, id);
-      const run = () => edit(userId, id, precondition, change);
+      const run = () => edit(userId, id, precondition, change, kind);
       return perPlaylist(id, () => (length + cost > LONG_PLAYLIST ? longEdits(userId, run) : run()));
     },
   };

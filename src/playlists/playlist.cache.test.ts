@@ -346,7 +346,7 @@ async function addUser(db: Db, name: string): Promise<number> {
 function addPlaylist(db: Db, ownerId: number, name: string, songIds: readonly number[]): Promise<number> {
   return db.write(async (trx) => {
     await reservePlaylistSlot(trx, ownerId, 1_000_000);
-    const id = await insertPlaylist(trx, ownerId, name, 0);
+    const id = await insertPlaylist(trx, ownerId, name, 0, songIds);
     await insertEntries(trx, id, songIds);
     return id;
   });

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { recordDelete, recordRevision } from '../history/revision.repository.js';
 import { INSERT_CHUNK } from './playlist.rules.js';
 
 type Q = Kysely<Database>;
@@ -14,12 +15,30 @@ export interface PlaylistSongRow {
   artist: string;
 }
 
-export async function insertPlaylist(db: Q, ownerId: number, name: string, now: number): Promise<number> {
+/** Creates the playlist's row and records its first revision (its entries are written by `insertEntries`). */
+export async function insertPlaylist(
+  db: Q,
+  ownerId: number,
+  name: string,
+  now: number,
+  songIds: readonly number[],
+): Promise<number> {
   const row = await db
     .insertInto('playlists')
     .values({ owner_id: ownerId, name, created_at: now })
     .returning('id')
     .executeTakeFirstOrThrow();
+  await recordRevision(db, {
+    playlistId: row.id,
+    ownerId,
+    byId: ownerId,
+    version: 1,
+    change: 'create',
+    name,
+    before: undefined,
+    after: songIds,
+    at: now,
+  });
   return row.id;
 }
 
@@ -107,15 +126,18 @@ export function findDeletedPlaylist(db: Q, id: number): Promise<{ owner_id: numb
   return db.selectFrom('deleted_playlists').select('owner_id').where('id', '=', id).executeTakeFirst();
 }
 
-/** Deletes the owner's playlist (its entries and search document go with it) and records the deletion. */
+/** Deletes the owner's playlist (its entries and search document go with it), records the deletion and its revision. */
 export async function deletePlaylist(db: Q, id: number, ownerId: number, now: number): Promise<boolean> {
-  const result = await db
+  const deleted = await db
     .deleteFrom('playlists')
     .where('id', '=', id)
     .where('owner_id', '=', ownerId)
+    .returning(['version', 'name'])
     .executeTakeFirst();
-  if (result.numDeletedRows === 0n) return false;
+  if (deleted === undefined) return false;
   await db.insertInto('deleted_playlists').values({ id, owner_id: ownerId, deleted_at: now }).execute();
+  const version = Number(deleted.version) + 1;
+  await recordDelete(db, { playlistId: id, ownerId, byId: ownerId, version, name: deleted.name, at: now });
   return true;
 }
 

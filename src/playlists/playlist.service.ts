@@ -91,7 +91,7 @@ export function playlistService(
           `You have reached the limit of ${limits.playlistsPerUser} playlists; delete one to make room.`,
         );
       }
-      const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now());
+      const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now(), input.songIds);
       await playlists.insertEntries(trx, playlistId, input.songIds);
       await addPlaylistDocument(trx, userId, playlistId, doc);
       return playlistId;
@@ -108,6 +108,9 @@ export function playlistService(
   return {
     /** Edits the owner's playlist (see playlistEditor): 404, 410, 412 or the edited playlist's answer. */
     edit: (...args: Parameters<typeof editor.edit>) => writes(args[0], () => editor.edit(...args)),
+
+    /** Runs another write of the user's playlists (a restore of a deleted one) among the user's writes. */
+    asWrite: <T>(userId: number, work: () => Promise<T>): Promise<T> => writes(userId, work),
 
     /** Creates a playlist of catalog songs; `catalog`: the songs of `input.songIds` when the caller has read them. */
     create(

@@ -64,6 +64,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in your playlists
+         * @description Without `since`, every playlist the caller has now, one entry each; with `since` (the `next` of the last answer), the changes after it, oldest first, deletes included. Call again at once while `more` is true. Tokens work on every instance and never skip an acknowledged write.
+         */
+        get: operations["getchanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlist": {
         parameters: {
             query?: never;
@@ -140,6 +160,26 @@ export interface paths {
         patch: operations["patchplaylist"];
         trace?: never;
     };
+    "/v3/playlist/{playlist-id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed between two versions
+         * @description Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`.
+         */
+        get: operations["getplaylistdiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlist/{playlist-id}/image": {
         parameters: {
             query?: never;
@@ -160,6 +200,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/playlist/{playlist-id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a version of a playlist
+         * @description Makes a new revision of one of the caller's playlists with the name and songs of a kept version; a deleted playlist comes back under its id. Undo is a restore of the version before the current one.
+         */
+        post: operations["restoreplaylist"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlist/{playlist-id}/songs": {
         parameters: {
             query?: never;
@@ -174,6 +234,46 @@ export interface paths {
          * @description Inserts the songs before `position` (0-based), or after the last song without one. Appends sent together all land, in some order.
          */
         post: operations["addplaylistsongs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlist/{playlist-id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a playlist's revisions
+         * @description Returns the revisions of one of the caller's playlists (also a deleted one), newest first, a page at a time: each one's version, time, author, change, and the name and song count after it.
+         */
+        get: operations["getplaylistversions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlist/{playlist-id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a version of a playlist
+         * @description Returns one of the caller's playlists as a kept revision left it, in every form GET of the playlist answers: JSON, or as `Accept` or `?format=` asks, XSPF, JSPF or M3U8.
+         */
+        get: operations["getplaylistversion"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -256,6 +356,26 @@ export interface paths {
         patch: operations["patchplaylistPlural"];
         trace?: never;
     };
+    "/v3/playlists/{playlist-id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alias of GET /v3/playlist/{playlist-id}/diff
+         * @description Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`. Alias of the singular path.
+         */
+        get: operations["getplaylistdiffPlural"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlists/{playlist-id}/image": {
         parameters: {
             query?: never;
@@ -276,6 +396,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/playlists/{playlist-id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Alias of POST /v3/playlist/{playlist-id}/restore
+         * @description Makes a new revision of one of the caller's playlists with the name and songs of a kept version; a deleted playlist comes back under its id. Undo is a restore of the version before the current one. Alias of the singular path.
+         */
+        post: operations["restoreplaylistPlural"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlists/{playlist-id}/songs": {
         parameters: {
             query?: never;
@@ -290,6 +430,46 @@ export interface paths {
          * @description Inserts the songs before `position` (0-based), or after the last song without one. Appends sent together all land, in some order.
          */
         post: operations["addplaylistsongsPlural"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlists/{playlist-id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alias of GET /v3/playlist/{playlist-id}/versions
+         * @description Returns the revisions of one of the caller's playlists (also a deleted one), newest first, a page at a time: each one's version, time, author, change, and the name and song count after it. Alias of the singular path.
+         */
+        get: operations["getplaylistversionsPlural"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlists/{playlist-id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alias of GET /v3/playlist/{playlist-id}/versions/{version}
+         * @description Returns one of the caller's playlists as a kept revision left it, in every form GET of the playlist answers: JSON, or as `Accept` or `?format=` asks, XSPF, JSPF or M3U8. Alias of the singular path.
+         */
+        get: operations["getplaylistversionPlural"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -390,6 +570,20 @@ export interface components {
             id: number;
             title: string;
         };
+        /** change */
+        change: {
+            /** @description When it was written: RFC 3339, UTC, with milliseconds */
+            at: string;
+            /**
+             * @description What the revision did
+             * @enum {string}
+             */
+            change: "create" | "edit" | "restore" | "delete";
+            /** @description The playlist id */
+            id: number;
+            /** @description Its version after the change (none for a delete) */
+            version?: number;
+        };
         /** error */
         error: {
             /** @description What went wrong, in a sentence a person understands. */
@@ -435,6 +629,24 @@ export interface components {
             name: string;
             /** @description Songs in the playlist, in the order they were given */
             songs: components["schemas"]["song"][];
+        };
+        /** revision */
+        revision: {
+            /** @description When it was written: RFC 3339, UTC, with milliseconds */
+            at: string;
+            /** @description The name of the user who made it */
+            by: string;
+            /**
+             * @description What the revision did
+             * @enum {string}
+             */
+            change: "create" | "edit" | "restore" | "delete";
+            /** @description The playlist's name after it */
+            name: string;
+            /** @description How many songs the playlist held after it */
+            songCount: number;
+            /** @description The version it made: 1 for the create, one more for each after */
+            version: number;
         };
         /** song */
         song: {
@@ -563,6 +775,102 @@ export interface operations {
                 };
             };
             /** @description Not ready: the database is unreachable or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getchanges: {
+        parameters: {
+            query?: {
+                /** @description The `next` token of the last answer; without it, every playlist the caller has now */
+                since?: string;
+                /** @description Most entries to return */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes and the token to continue from. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Oldest first; a playlist changed several times may come once, its latest */
+                        changes: components["schemas"]["change"][];
+                        /** @description true: there is more now; call again with `next` at once */
+                        more: boolean;
+                        /** @description The token to send as `since` next time */
+                        next: string;
+                    };
+                };
+            };
+            /** @description A bad parameter, or a `since` token that is malformed, altered or another user’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The token is older than the history kept: sync again from the start (call without `since`). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1524,6 +1832,107 @@ export interface operations {
             };
         };
     };
+    getplaylistdiff: {
+        parameters: {
+            query: {
+                /** @description The version the patch starts from */
+                from: number;
+                /** @description The version the patch leads to; the current one when left out */
+                to?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The patch; `[]` when the two versions are the same. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json-patch+json": {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+            /** @description A bad parameter, or `from` or `to` past the newest version. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
     getimage: {
         parameters: {
             query?: {
@@ -1632,6 +2041,153 @@ export interface operations {
                 };
             };
             /** @description Too many covers are being drawn at once, the database is unreachable or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    restoreplaylist: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412 (always on a deleted playlist). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        /** @description Which version to restore */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The version whose name and songs the playlist takes again */
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The restored playlist, as GET now answers it. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the restored playlist, as GET now answers it. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["playlistwithsongs"];
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or it never had this version. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            412: {
+                headers: {
+                    /** @description The current ETag of the playlist. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (text/plain and form bodies are read as JSON with the security header), or it is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1763,6 +2319,265 @@ export interface operations {
             };
             /** @description Some song ids are not in the catalog; `errormsg` names them. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getplaylistversions: {
+        parameters: {
+            query?: {
+                /** @description Number of revisions to return */
+                limit?: number;
+                /** @description Index of the first revision to return, newest first */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of revisions. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description RFC 8288 links to the `next` and `prev` pages, when there are such pages. */
+                    Link?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    /** @description How many items match, over all pages. */
+                    "X-Total-Count"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["revision"][];
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getplaylistversion: {
+        parameters: {
+            query?: {
+                /** @description The format, for links and browsers: wins over `Accept`, and the answer is a download (`Content-Disposition: attachment`). */
+                format?: "json" | "xspf" | "jspf" | "m3u8";
+            };
+            header?: {
+                /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+                /** @description A version of the playlist */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The playlist, as JSON or as the file asked for. */
+            200: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
+                    "Content-Disposition"?: string;
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    ETag?: string;
+                    /** @description `security, Authorization, Accept`: the answer depends on them. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/jspf+json": {
+                        playlist: {
+                            /** @description The playlist's URL */
+                            identifier: string;
+                            /** @description The playlist's name */
+                            title: string;
+                            track: {
+                                album?: string;
+                                /** @description The artist */
+                                creator: string;
+                                /** @description Milliseconds */
+                                duration?: number;
+                                /** @description The song's catalog URL */
+                                identifier: string[];
+                                /** @description The song's URL */
+                                location: string[];
+                                title: string;
+                            }[];
+                        };
+                    };
+                    "application/vnd.apple.mpegurl": string;
+                    "application/xspf+xml": string;
+                    "audio/mpegurl": string;
+                    "audio/x-mpegurl": string;
+                };
+            };
+            /** @description The version has not changed since the ETag sent in `If-None-Match`. */
+            304: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    ETag?: string;
+                    /** @description `security, Authorization, Accept`: the answer depends on them. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or it never had this version. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `Accept` names none of JSON, XSPF, JSPF and M3U8. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2752,6 +3567,107 @@ export interface operations {
             };
         };
     };
+    getplaylistdiffPlural: {
+        parameters: {
+            query: {
+                /** @description The version the patch starts from */
+                from: number;
+                /** @description The version the patch leads to; the current one when left out */
+                to?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The patch; `[]` when the two versions are the same. */
+            200: {
+                headers: {
+                    /** @description `no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json-patch+json": {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+            /** @description A bad parameter, or `from` or `to` past the newest version. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
     getimagePlural: {
         parameters: {
             query?: {
@@ -2860,6 +3776,153 @@ export interface operations {
                 };
             };
             /** @description Too many covers are being drawn at once, the database is unreachable or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    restoreplaylistPlural: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412 (always on a deleted playlist). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        /** @description Which version to restore */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The version whose name and songs the playlist takes again */
+                    version: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The restored playlist, as GET now answers it. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the restored playlist, as GET now answers it. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["playlistwithsongs"];
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or it never had this version. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            412: {
+                headers: {
+                    /** @description The current ETag of the playlist. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (text/plain and form bodies are read as JSON with the security header), or it is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2991,6 +4054,265 @@ export interface operations {
             };
             /** @description Some song ids are not in the catalog; `errormsg` names them. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getplaylistversionsPlural: {
+        parameters: {
+            query?: {
+                /** @description Number of revisions to return */
+                limit?: number;
+                /** @description Index of the first revision to return, newest first */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page of revisions. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description RFC 8288 links to the `next` and `prev` pages, when there are such pages. */
+                    Link?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    /** @description How many items match, over all pages. */
+                    "X-Total-Count"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["revision"][];
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getplaylistversionPlural: {
+        parameters: {
+            query?: {
+                /** @description The format, for links and browsers: wins over `Accept`, and the answer is a download (`Content-Disposition: attachment`). */
+                format?: "json" | "xspf" | "jspf" | "m3u8";
+            };
+            header?: {
+                /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+                /** @description A version of the playlist */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The playlist, as JSON or as the file asked for. */
+            200: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
+                    "Content-Disposition"?: string;
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    ETag?: string;
+                    /** @description `security, Authorization, Accept`: the answer depends on them. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/jspf+json": {
+                        playlist: {
+                            /** @description The playlist's URL */
+                            identifier: string;
+                            /** @description The playlist's name */
+                            title: string;
+                            track: {
+                                album?: string;
+                                /** @description The artist */
+                                creator: string;
+                                /** @description Milliseconds */
+                                duration?: number;
+                                /** @description The song's catalog URL */
+                                identifier: string[];
+                                /** @description The song's URL */
+                                location: string[];
+                                title: string;
+                            }[];
+                        };
+                    };
+                    "application/vnd.apple.mpegurl": string;
+                    "application/xspf+xml": string;
+                    "audio/mpegurl": string;
+                    "audio/x-mpegurl": string;
+                };
+            };
+            /** @description The version has not changed since the ETag sent in `If-None-Match`. */
+            304: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    ETag?: string;
+                    /** @description `security, Authorization, Accept`: the answer depends on them. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or it never had this version. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `Accept` names none of JSON, XSPF, JSPF and M3U8. */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,34 @@
+import type { onRequestHookHandler } from 'fastify';
+import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
+import type { TypedApp } from '../http/routes.js';
+import type { ChangeFeed } from './changes.service.js';
+import { ChangesPage, ChangesQuery } from './history.schemas.js';
+
+/** `GET /v3/changes`: the caller's change feed (API 1.4.0). */
+export function changesRoutes(app: TypedApp, deps: { feed: ChangeFeed; authenticate: onRequestHookHandler }): void {
+  const { feed, authenticate } = deps;
+  app.route({
+    method: 'GET',
+    url: '/v3/changes',
+    onRequest: authenticate,
+    schema: {
+      operationId: 'getchanges',
+      summary: 'What changed in your playlists',
+      tags: ['History'],
+      security: SECURITY,
+      description:
+        'Without `since`, every playlist the caller has now, one entry each; with `since` (the `next` of the last answer), the changes after it, oldest first, deletes included. Call again at once while `more` is true. Tokens work on every instance and never skip an acknowledged write.',
+      querystring: ChangesQuery,
+      response: {
+        200: json('A page of changes and the token to continue from.', ChangesPage),
+        400: error('A bad parameter, or a `since` token that is malformed, altered or another user’s.'),
+        410: error('The token is older than the history kept: sync again from the start (call without `since`).'),
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+    handler: async (request, reply) => {
+      const page = await feed.changes(request.caller.userId, request.query.since, request.query.limit);
+      return reply.header('cache-control', 'no-store').send(page);
+    },
+  });
+}

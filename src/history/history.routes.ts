@@ -1,0 +1,256 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { Limits } from '../config.js';
+import { sendNotModified, setRevalidation } from '../http/conditional.js';
+import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
+import {
+  AUTHENTICATED_ERRORS,
+  BAD_REQUEST,
+  IF_NONE_MATCH_HEADER,
+  NOT_FOUND,
+  REVALIDATE,
+  SECURITY,
+  error,
+  json,
+  notModified,
+} from '../http/responses.js';
+import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
+import { addVary } from '../http/vary.js';
+import {
+  FILE_ETAG,
+  NOT_ACCEPTABLE,
+  PLAYLIST_FILE_HEADERS,
+  PlaylistFileQuery,
+  plainJson,
+  playlistFileAnswer,
+  playlistOrFile,
+} from '../playlists/playlist-files.http.js';
+import { PlaylistParams, type PlaylistWithSongs } from '../playlists/playlist.schemas.js';
+import type { HistoryService } from './history.service.js';
+import { DiffQuery, RestoreBody, VersionParams, versionsQuery } from './history.schemas.js';
+
+export interface HistoryRouteDeps {
+  readonly history: HistoryService;
+  readonly limits: Limits;
+  readonly authenticate: onRequestHookHandler;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const HISTORY = ['History'];
+const ALIAS_NOTE = ' Alias of the singular path.';
+const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));
+const conditionalHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String(IF_NONE_MATCH_HEADER['if-none-match'])),
+});
+const ifMatchHeaders = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({
+      description:
+        'Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412 (always on a deleted playlist).',
+    }),
+  ),
+});
+const GONE_VERSION = error(
+  'The caller deleted this playlist and its history is no longer kept, or this version is no longer kept.',
+);
+
+function sendRevalidated(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: { body: Buffer; etag: string },
+  type = JSON_TYPE,
+) {
+  const revalidation = { etag: answer.etag, cacheControl: REVALIDATE };
+  return (
+    sendNotModified(request, reply, revalidation) ?? setRevalidation(reply, revalidation).type(type).send(answer.body)
+  );
+}
+
+/** A playlist's history (API 1.4.0): its revisions, any kept version, and restore; at the singular and plural paths. */
+export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
+  const { history, limits, authenticate } = deps;
+
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'GET',
+      url: '/v3/playlist/:playlistId/versions',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'getplaylistversions',
+        summary: "List a playlist's revisions",
+        tags: HISTORY,
+        security: SECURITY,
+        description:
+          "Returns the revisions of one of the caller's playlists (also a deleted one), newest first, a page at a time: each one's version, time, author, change, and the name and song count after it.",
+        params: PlaylistParams,
+        querystring: versionsQuery(limits),
+        response: {
+          200: json('The page of revisions.', Type.Array(Type.Ref('revision')), PAGE_HEADERS),
+          400: BAD_REQUEST,
+          404: NOT_FOUND,
+          410: GONE_VERSION,
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+      handler: async (request, reply) => {
+        const { limit, offset } = request.query;
+        const page = await history.list(request.caller.userId, request.params.playlistId, limit, offset);
+        setPageHeaders(request, reply, { limit, offset }, page.total);
+        return reply
+          .header('cache-control', 'no-store')
+          .send(page.revisions.map((r) => ({ ...r, at: new Date(r.at).toISOString() })));
+      },
+    },
+    ALIAS_NOTE,
+  );
+
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'GET',
+      url: '/v3/playlist/:playlistId/versions/:version',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'getplaylistversion',
+        summary: 'Get a version of a playlist',
+        tags: HISTORY,
+        security: SECURITY,
+        description:
+          "Returns one of the caller's playlists as a kept revision left it, in every form GET of the playlist answers: JSON, or as `Accept` or `?format=` asks, XSPF, JSPF or M3U8.",
+        params: VersionParams,
+        querystring: PlaylistFileQuery,
+        headers: conditionalHeaders,
+        response: {
+          200: playlistOrFile(playlistRef),
+          304: notModified('The version has not changed since the ETag sent in `If-None-Match`.', FILE_ETAG, {
+            Vary: PLAYLIST_FILE_HEADERS.Vary,
+          }),
+          400: BAD_REQUEST,
+          404: error('No such playlist for this user, or it never had this version.'),
+          406: NOT_ACCEPTABLE,
+          410: GONE_VERSION,
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+      handler: async (request, reply) => {
+        addVary(reply, 'Accept');
+        const { playlistId, version } = request.params;
+        const { userId } = request.caller;
+        if (plainJson(request.query.format, request.headers.accept)) {
+          return sendRevalidated(request, reply, await history.json(userId, playlistId, version));
+        }
+        const files = {
+          get: (user: number, id: number, ...rest: [Parameters<HistoryService['file']>[3], string]) =>
+            history.file(user, id, version, ...rest),
+        };
+        const { file, type } = await playlistFileAnswer(
+          // The same request with one more parameter, which `files` has taken already.
+          request as unknown as Parameters<typeof playlistFileAnswer>[0],
+          reply,
+          files,
+        );
+        return sendRevalidated(request, reply, file, type);
+      },
+    },
+    ALIAS_NOTE,
+  );
+
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'POST',
+      url: '/v3/playlist/:playlistId/restore',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'restoreplaylist',
+        summary: 'Restore a version of a playlist',
+        tags: HISTORY,
+        security: SECURITY,
+        description:
+          "Makes a new revision of one of the caller's playlists with the name and songs of a kept version; a deleted playlist comes back under its id. Undo is a restore of the version before the current one.",
+        params: PlaylistParams,
+        headers: ifMatchHeaders,
+        body: RestoreBody,
+        response: {
+          200: json('The restored playlist, as GET now answers it.', playlistRef, {
+            ETag: { type: 'string', description: 'Strong validator of the restored playlist, as GET now answers it.' },
+          }),
+          400: BAD_REQUEST,
+          404: error('No such playlist for this user, or it never had this version.'),
+          409: error(
+            "The caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile.",
+          ),
+          410: GONE_VERSION,
+          412: error(
+            '`If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag.',
+            {
+              ETag: { type: 'string', description: 'The current ETag of the playlist.' },
+            },
+          ),
+          413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
+          415: error(
+            'The body is not JSON (text/plain and form bodies are read as JSON with the security header), or it is compressed.',
+          ),
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+      handler: async (request, reply) => {
+        const { userId } = request.caller;
+        const restored = await history.restore(
+          userId,
+          request.params.playlistId,
+          request.body.version,
+          request.headers['if-match'],
+        );
+        return reply.header('etag', restored.etag).type(JSON_TYPE).send(restored.body);
+      },
+    },
+    ALIAS_NOTE,
+  );
+
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'GET',
+      url: '/v3/playlist/:playlistId/diff',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'getplaylistdiff',
+        summary: 'What changed between two versions',
+        tags: HISTORY,
+        security: SECURITY,
+        description:
+          'Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`.',
+        params: PlaylistParams,
+        querystring: DiffQuery,
+        response: {
+          200: {
+            description: 'The patch; `[]` when the two versions are the same.',
+            headers: { 'Cache-Control': { type: 'string', description: '`no-store`.' } },
+            content: {
+              'application/json-patch+json': {
+                schema: Type.Array(
+                  Type.Object({}, { additionalProperties: true, description: 'An RFC 6902 operation' }),
+                ),
+              },
+            },
+          },
+          400: error('A bad parameter, or `from` or `to` past the newest version.'),
+          404: NOT_FOUND,
+          410: GONE_VERSION,
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+      handler: async (request, reply) => {
+        const { from, to } = request.query;
+        const operations = await history.diff(request.caller.userId, request.params.playlistId, from, to);
+        return reply
+          .header('cache-control', 'no-store')
+          .type('application/json-patch+json')
+          .send(Buffer.from(JSON.stringify(operations)));
+      },
+    },
+    ALIAS_NOTE,
+  );
+}

@@ -1,0 +1,94 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { Limits } from '../config.js';
+import { Id } from '../http/schemas.js';
+import { PlaylistParams } from '../playlists/playlist.schemas.js';
+
+export const CHANGES = ['create', 'edit', 'restore', 'delete'] as const;
+
+const Change = Type.Unsafe<(typeof CHANGES)[number]>({
+  type: 'string',
+  enum: [...CHANGES],
+  description: 'What the revision did',
+});
+const At = Type.String({ description: 'When it was written: RFC 3339, UTC, with milliseconds' });
+
+export const Revision = Type.Object(
+  {
+    version: Type.Integer({
+      minimum: 1,
+      description: 'The version it made: 1 for the create, one more for each after',
+    }),
+    at: At,
+    by: Type.String({ description: 'The name of the user who made it' }),
+    change: Change,
+    name: Type.String({ description: "The playlist's name after it" }),
+    songCount: Type.Integer({ minimum: 0, description: 'How many songs the playlist held after it' }),
+  },
+  { $id: 'revision', title: 'revision' },
+);
+export type Revision = Static<typeof Revision>;
+
+export const VersionParams = Type.Object({
+  playlistId: PlaylistParams.properties.playlistId,
+  version: Id('A version of the playlist'),
+});
+
+export const RestoreBody = Type.Object(
+  { version: Id('The version whose name and songs the playlist takes again') },
+  { description: 'Which version to restore' },
+);
+
+export function versionsQuery(limits: Limits) {
+  return Type.Object({
+    limit: Type.Integer({
+      minimum: 1,
+      maximum: limits.pageMax,
+      default: limits.pageDefault,
+      description: 'Number of revisions to return',
+    }),
+    offset: Type.Integer({
+      minimum: 0,
+      maximum: 2 ** 31 - 1,
+      default: 0,
+      description: 'Index of the first revision to return, newest first',
+    }),
+  });
+}
+
+export const ChangesQuery = Type.Object({
+  since: Type.Optional(
+    Type.String({
+      maxLength: 512,
+      description: 'The `next` token of the last answer; without it, every playlist the caller has now',
+    }),
+  ),
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Most entries to return' }),
+});
+
+export const ChangeEntry = Type.Object(
+  {
+    id: Type.Integer({ minimum: 1, description: 'The playlist id' }),
+    version: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Its version after the change (none for a delete)' }),
+    ),
+    change: Change,
+    at: At,
+  },
+  { $id: 'change', title: 'change' },
+);
+
+export const ChangesPage = Type.Object(
+  {
+    changes: Type.Array(Type.Ref('change'), {
+      description: 'Oldest first; a playlist changed several times may come once, its latest',
+    }),
+    next: Type.String({ description: 'The token to send as `since` next time' }),
+    more: Type.Boolean({ description: 'true: there is more now; call again with `next` at once' }),
+  },
+  { title: 'changes' },
+);
+
+export const DiffQuery = Type.Object({
+  from: Id('The version the patch starts from'),
+  to: Type.Optional(Id('The version the patch leads to; the current one when left out')),
+});

@@ -1,0 +1,206 @@
+import { LRUCache } from 'lru-cache';
+import type { Db } from '../db/database.js';
+import { WRITERS, type ExportFormat } from '../formats/formats.js';
+import { exportLinks } from '../formats/links.js';
+import type { ExportConfig, Limits } from '../config.js';
+import { ApiError } from '../http/errors.js';
+import { playlistAnswer, etagOf, type PlaylistAnswer } from '../playlists/playlist.answers.js';
+import type { PlaylistFile } from '../playlists/playlist-files.service.js';
+import { findDeletedPlaylist, findPlaylist, insertEntries } from '../playlists/playlist.repository.js';
+import type { PlaylistService } from '../playlists/playlist.service.js';
+import { addPlaylistDocument } from '../search/playlist-search.js';
+import { playlistDocument } from '../search/search-text.js';
+import { songsByIds } from '../songs/song.repository.js';
+import { reservePlaylistSlot } from '../users/user.repository.js';
+import { diffPlaylistsSliced, type Operation } from './diff.js';
+import {
+  historyBounds,
+  pageOfRevisions,
+  recordRevision,
+  versionContent,
+  type RevisionSummary,
+  type VersionContent,
+} from './revision.repository.js';
+
+const NOT_FOUND = 'No such playlist.';
+/** Song ids of versions kept in memory (about 8 MB). */
+const VERSION_CACHE_IDS = 1_000_000;
+const ALREADY_DELETED = 'This playlist is already deleted.';
+
+export interface HistorySettings {
+  readonly limits: Limits;
+  readonly exports: ExportConfig;
+  readonly historyDays: number;
+}
+
+/**
+ * A playlist's history (section 11): its revisions, any kept version in every form the playlist is served, and
+ * restores. Whoever owns the playlist reads its history, also once it is deleted; anyone else gets the 404 a
+ * playlist that never existed gets. A restore of a live playlist is an edit (the one write path, which keeps the
+ * cache, search and covers current on every instance); a deleted one is written back under its id.
+ */
+export function historyService(db: Db, playlists: PlaylistService, settings: HistorySettings) {
+  const q = db.kysely;
+  // A version's songs never change: kept by playlist and version, bounded by the song ids held (8 bytes each).
+  const contents = new LRUCache<string, VersionContent>({
+    maxSize: VERSION_CACHE_IDS,
+    sizeCalculation: (content) => content.songIds.length + 16,
+  });
+
+  /** The playlist's history bounds, if the caller owns it; 404 or 410 (a deleted playlist with no history) else. */
+  async function owned(userId: number, id: number) {
+    const bounds = await historyBounds(q, id);
+    if (bounds?.ownerId === userId) return bounds;
+    const deleted = await findDeletedPlaylist(q, id);
+    throw deleted?.owner_id === userId && bounds === undefined
+      ? ApiError.gone(ALREADY_DELETED)
+      : ApiError.notFound(NOT_FOUND);
+  }
+
+  /** The version as its revision left it: 404 for one that never existed, 410 for one no longer kept. */
+  async function version(userId: number, id: number, wanted: number): Promise<VersionContent> {
+    const bounds = await owned(userId, id);
+    if (wanted > bounds.newest) throw ApiError.notFound(`This playlist has no version ${wanted}.`);
+    const key = `${id}:${wanted}`;
+    let content = wanted < bounds.oldest ? undefined : contents.get(key);
+    if (content === undefined && wanted >= bounds.oldest) {
+      content = await versionContent(q, id, wanted);
+      if (content !== undefined) contents.set(key, content);
+    }
+    if (content === undefined) {
+      throw ApiError.gone(
+        `Version ${wanted} of this playlist is no longer kept: versions are kept for ${settings.historyDays} days (the oldest kept is ${bounds.oldest}).`,
+      );
+    }
+    return content;
+  }
+
+  async function tracks(songIds: readonly number[]) {
+    const byId = new Map((await songsByIds(q, songIds)).map((song) => [song.id, song]));
+    return songIds.flatMap((id) => {
+      const song = byId.get(id);
+      return song === undefined ? [] : [song];
+    });
+  }
+
+  async function restoreDeleted(userId: number, id: number, precondition: string | undefined, to: VersionContent) {
+    const songs = await tracks(to.songIds);
+    const answer = await db.write(async (trx) => {
+      const deleted = await trx
+        .selectFrom('deleted_playlists')
+        .select('owner_id')
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (deleted?.owner_id !== userId) {
+        throw ApiError.conflict('This playlist was restored meanwhile: read it, then retry.');
+      }
+      if (precondition !== undefined) {
+        throw new ApiError(412, 'This playlist is deleted, so If-Match names no current version: restore it without.');
+      }
+      if ((await reservePlaylistSlot(trx, userId, settings.limits.playlistsPerUser)) === undefined) {
+        throw ApiError.conflict(
+          `You have reached the limit of ${settings.limits.playlistsPerUser} playlists; delete one to make room.`,
+        );
+      }
+      const bounds = (await historyBounds(trx, id))!;
+      const last = (await versionContent(trx, id, bounds.newest))!;
+      const now = Date.now();
+      await trx
+        .insertInto('playlists')
+        .values({ id, owner_id: userId, name: to.name, created_at: now, version: bounds.newest + 1 })
+        .execute();
+      await insertEntries(trx, id, to.songIds);
+      await addPlaylistDocument(trx, userId, id, playlistDocument(to.name, songs));
+      await trx.deleteFrom('deleted_playlists').where('id', '=', id).execute();
+      await recordRevision(trx, {
+        playlistId: id,
+        ownerId: userId,
+        byId: userId,
+        version: bounds.newest + 1,
+        change: 'restore',
+        name: to.name,
+        before: last.songIds,
+        after: to.songIds,
+        at: now,
+      });
+      return playlistAnswer({
+        id,
+        name: to.name,
+        songs: songs.map(({ id: s, title, artist }) => ({ id: s, title, artist })),
+      });
+    });
+    return { id, ...answer };
+  }
+
+  return {
+    /** A page of the owner's playlist's revisions, newest first, and how many there are. */
+    async list(
+      userId: number,
+      id: number,
+      limit: number,
+      offset: number,
+    ): Promise<{ revisions: RevisionSummary[]; total: number }> {
+      const bounds = await owned(userId, id);
+      return { revisions: await pageOfRevisions(q, id, limit, offset), total: bounds.count };
+    },
+
+    /** A kept version as JSON, as `GET /v3/playlist/{id}` answers a playlist. */
+    async json(userId: number, id: number, wanted: number): Promise<PlaylistAnswer> {
+      const content = await version(userId, id, wanted);
+      const songs = (await tracks(content.songIds)).map(({ id: s, title, artist }) => ({ id: s, title, artist }));
+      return playlistAnswer({ id, name: content.name, songs });
+    },
+
+    /** A kept version as a playlist file (the `files.get` of the playlist routes, for one version). */
+    async file(
+      userId: number,
+      id: number,
+      wanted: number,
+      format: ExportFormat,
+      origin: string,
+    ): Promise<PlaylistFile> {
+      if (format === 'json') {
+        const answer = await this.json(userId, id, wanted);
+        return { ...answer, name: (await version(userId, id, wanted)).name };
+      }
+      const content = await version(userId, id, wanted);
+      const links = exportLinks(settings.exports.publicUrl ?? origin, settings.exports.locationTemplate, id);
+      const bytes = WRITERS[format]({ id, name: content.name, tracks: await tracks(content.songIds) }, links);
+      return { body: bytes, etag: etagOf(bytes), name: content.name };
+    },
+
+    /**
+     * The JSON Patch that turns version `from` into version `to` (the current one by default): 400 for a version
+     * past the newest, 410 for one no longer kept.
+     */
+    async diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
+      const bounds = await owned(userId, id);
+      const target = to ?? bounds.newest;
+      for (const [which, v] of [
+        ['from', from],
+        ['to', target],
+      ] as const) {
+        if (v > bounds.newest) {
+          throw ApiError.badRequest(`${which} must be a version of this playlist, at most ${bounds.newest}.`);
+        }
+      }
+      const [a, b] = [await version(userId, id, from), await version(userId, id, target)];
+      return diffPlaylistsSliced({ name: a.name, songs: a.songIds }, { name: b.name, songs: b.songIds });
+    },
+
+    /**
+     * A new revision with the name and songs of a kept version, under `If-Match` as an edit; a deleted playlist
+     * comes back under its id.
+     */
+    async restore(userId: number, id: number, wanted: number, precondition: string | undefined) {
+      const to = await version(userId, id, wanted);
+      if ((await findPlaylist(q, id)) === undefined) {
+        return playlists.asWrite(userId, () => restoreDeleted(userId, id, precondition, to));
+      }
+      const document = { name: to.name, songs: to.songIds.map((songId) => ({ id: songId })) };
+      return playlists.edit(userId, id, precondition, () => document, to.songIds.length, 'restore');
+    },
+  };
+}
+
+export type HistoryService = ReturnType<typeof historyService>;

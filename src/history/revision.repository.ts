@@ -1,0 +1,257 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+type Q = Kysely<Database>;
+
+export type ChangeKind = 'create' | 'edit' | 'restore' | 'delete';
+
+/** A revision as a write records it: the playlist's name and songs after it, and its songs before (if any). */
+export interface RevisionWrite {
+  readonly playlistId: number;
+  readonly ownerId: number;
+  /** The user who made it. */
+  readonly byId: number;
+  readonly version: number;
+  readonly change: ChangeKind;
+  readonly name: string;
+  /** The songs of the version before, undefined for a create (the revision is then a snapshot). */
+  readonly before: readonly number[] | undefined;
+  readonly after: readonly number[];
+  readonly at: number;
+  /**
+   * The `chain` of the version before, when the write has read it already (null: that version has no revision);
+   * left out, it is read here.
+   */
+  readonly previousChain?: number | null;
+}
+
+/** One splice that turns `before` into `after`: `deleted` ids removed at `at`, then `inserted` put there. */
+export interface Splice {
+  readonly at: number;
+  readonly deleted: number;
+  readonly inserted: readonly number[];
+}
+
+/** The splice between two lists, found by trimming their common prefix and suffix: O(n), tiny for a small change. */
+export function spliceOf(before: readonly number[], after: readonly number[]): Splice {
+  const shorter = Math.min(before.length, after.length);
+  let start = 0;
+  while (start < shorter && before[start] === after[start]) start++;
+  let end = 0;
+  while (end < shorter - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++;
+  return { at: start, deleted: before.length - start - end, inserted: after.slice(start, after.length - end) };
+}
+
+const joinIds = (ids: readonly number[]) => ids.join(',');
+const splitIds = (text: string) => (text === '' ? [] : text.split(',').map(Number));
+
+/**
+ * Records a revision in the write's transaction: a splice of the version before, or the songs whole when there is
+ * no version before or when the splices since the last whole copy would add up to more than the playlist's length.
+ */
+export async function recordRevision(trx: Q, revision: RevisionWrite): Promise<void> {
+  const { before, after } = revision;
+  let stored = { splice_at: null as number | null, splice_deleted: null as number | null, songs: after, chain: 0 };
+  if (before !== undefined) {
+    const previous =
+      revision.previousChain !== undefined
+        ? revision.previousChain
+        : ((
+            await trx
+              .selectFrom('playlist_revisions')
+              .select('chain')
+              .where('playlist_id', '=', revision.playlistId)
+              .where('version', '=', revision.version - 1)
+              .executeTakeFirst()
+          )?.chain ?? null);
+    if (previous !== null) {
+      const splice = spliceOf(before, after);
+      const chain = previous + splice.deleted + splice.inserted.length;
+      if (chain <= after.length) {
+        stored = { splice_at: splice.at, splice_deleted: splice.deleted, songs: splice.inserted, chain };
+      }
+    }
+  }
+  await trx
+    .insertInto('playlist_revisions')
+    .values({
+      playlist_id: revision.playlistId,
+      owner_id: revision.ownerId,
+      version: revision.version,
+      at: revision.at,
+      by_id: revision.byId,
+      change: revision.change,
+      name: revision.name,
+      song_count: after.length,
+      splice_at: stored.splice_at,
+      splice_deleted: stored.splice_deleted,
+      songs: joinIds(stored.songs),
+      chain: stored.chain,
+    })
+    .execute();
+}
+
+/** Records a delete: the songs stay as the version before left them (an empty splice), so a restore can read them. */
+export async function recordDelete(
+  trx: Q,
+  deleted: { playlistId: number; ownerId: number; byId: number; version: number; name: string; at: number },
+): Promise<void> {
+  // One statement: the revision before gives the song count and the chain.
+  const result = await trx
+    .insertInto('playlist_revisions')
+    .columns([
+      'playlist_id',
+      'owner_id',
+      'version',
+      'at',
+      'by_id',
+      'change',
+      'name',
+      'song_count',
+      'splice_at',
+      'splice_deleted',
+      'songs',
+      'chain',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('playlist_revisions')
+        .select([
+          'playlist_id',
+          eb.val(deleted.ownerId).as('owner_id'),
+          eb.val(deleted.version).as('version'),
+          eb.val(deleted.at).as('at'),
+          eb.val(deleted.byId).as('by_id'),
+          eb.val('delete').as('change'),
+          eb.val(deleted.name).as('name'),
+          'song_count',
+          eb.val(0).as('splice_at'),
+          eb.val(0).as('splice_deleted'),
+          eb.val('').as('songs'),
+          'chain',
+        ])
+        .where('playlist_id', '=', deleted.playlistId)
+        .where('version', '=', deleted.version - 1),
+    )
+    .executeTakeFirst();
+  if (result.numInsertedOrUpdatedRows === 1n) return;
+  // Without the version before (a playlist older than its history), nothing can be restored: an empty snapshot.
+  await trx
+    .insertInto('playlist_revisions')
+    .values({
+      playlist_id: deleted.playlistId,
+      owner_id: deleted.ownerId,
+      version: deleted.version,
+      at: deleted.at,
+      by_id: deleted.byId,
+      change: 'delete',
+      name: deleted.name,
+      song_count: 0,
+      splice_at: null,
+      splice_deleted: null,
+      songs: '',
+      chain: 0,
+    })
+    .execute();
+}
+
+/** What the history of a playlist holds: whose it is and the versions kept, or undefined when it has none. */
+export async function historyBounds(
+  db: Q,
+  playlistId: number,
+): Promise<{ ownerId: number; oldest: number; newest: number; count: number } | undefined> {
+  const row = await db
+    .selectFrom('playlist_revisions')
+    .select((eb) => [
+      eb.fn.min<number | string | null>('owner_id').as('owner_id'),
+      eb.fn.min('version').as('oldest'),
+      eb.fn.max('version').as('newest'),
+      eb.fn.countAll().as('count'),
+    ])
+    .where('playlist_id', '=', playlistId)
+    .executeTakeFirst();
+  if (row === undefined || row.owner_id === null) return undefined;
+  return {
+    ownerId: Number(row.owner_id),
+    oldest: Number(row.oldest),
+    newest: Number(row.newest),
+    count: Number(row.count),
+  };
+}
+
+/** A revision as `GET …/versions` lists it. */
+export interface RevisionSummary {
+  readonly version: number;
+  readonly at: number;
+  readonly by: string;
+  readonly change: ChangeKind;
+  readonly name: string;
+  readonly songCount: number;
+}
+
+/** A page of a playlist's revisions, newest first. */
+export async function pageOfRevisions(
+  db: Q,
+  playlistId: number,
+  limit: number,
+  offset: number,
+): Promise<RevisionSummary[]> {
+  const rows = await db
+    .selectFrom('playlist_revisions as r')
+    .leftJoin('users as u', 'u.id', 'r.by_id')
+    .select(['r.version', 'r.at', 'u.name as by', 'r.change', 'r.name', 'r.song_count'])
+    .where('r.playlist_id', '=', playlistId)
+    .orderBy('r.version', 'desc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  return rows.map((row) => ({
+    version: Number(row.version),
+    at: Number(row.at),
+    by: row.by ?? '',
+    change: row.change as ChangeKind,
+    name: row.name,
+    songCount: row.song_count,
+  }));
+}
+
+/** A version of a playlist as a revision left it. */
+export interface VersionContent {
+  readonly version: number;
+  readonly change: ChangeKind;
+  readonly name: string;
+  readonly songIds: readonly number[];
+  /** The revision's splice chain length when it was read (0: a snapshot). */
+  readonly chain: number;
+}
+
+/**
+ * The playlist as revision `version` left it: the last snapshot at or before it, and the splices after that, in one
+ * statement; undefined when that revision is not kept.
+ */
+export async function versionContent(db: Q, playlistId: number, version: number): Promise<VersionContent | undefined> {
+  const rows = await db
+    .selectFrom('playlist_revisions')
+    .select(['version', 'change', 'name', 'splice_at', 'splice_deleted', 'songs', 'chain'])
+    .where('playlist_id', '=', playlistId)
+    .where('version', '<=', version)
+    .where('version', '>=', (eb) =>
+      eb
+        .selectFrom('playlist_revisions')
+        .select((inner) => inner.fn.max('version').as('v'))
+        .where('playlist_id', '=', playlistId)
+        .where('version', '<=', version)
+        .where('splice_at', 'is', null),
+    )
+    .orderBy('version')
+    .execute();
+  const last = rows.at(-1);
+  if (rows[0]?.splice_at !== null || last === undefined || Number(last.version) !== version) return undefined;
+  let songIds: number[] = [];
+  for (const row of rows) {
+    const ids = splitIds(row.songs);
+    if (row.splice_at === null) songIds = ids;
+    else songIds.splice(row.splice_at, row.splice_deleted ?? 0, ...ids);
+  }
+  return { version, change: last.change as ChangeKind, name: last.name, songIds, chain: last.chain };
+}
