@@ -12,16 +12,17 @@ type Role = 'owner';
 const ALLOWS: Readonly<Record<Role, readonly Permission[]>> = { owner: ['read', 'edit', 'own'] };
 
 /**
- * Access granted, and the database's confirmation that came with it: the answer cache serves a kept answer of this
- * playlist only when it was read at this catalog version and, where known, at this playlist version. On SQLite the
- * change log was caught up with first, so every answer still kept is current.
+ * Access granted, and what the database confirmed with it when it was read: the answer cache serves a kept answer of
+ * this playlist only at this playlist version and catalog version, or (SQLite, when access was known without a read)
+ * once it has caught up with the change log.
  */
 export interface Grant {
   readonly id: number;
   readonly ownerId: number;
-  /** The playlist's version (counted up by each edit); undefined on SQLite when access was known without a read. */
+  /** The playlist's version (counted up by each edit), when access was read. */
   readonly version: number | undefined;
-  readonly catalog: number;
+  /** The catalog's version, read in the same statement. */
+  readonly catalog: number | undefined;
 }
 
 /** Owners remembered on SQLite: a playlist's owner never changes, and the change log tells when it goes. */
@@ -37,23 +38,23 @@ export const ALREADY_DELETED = 'This playlist is already deleted.';
  * its key (owner), so they ask nothing per playlist.
  *
  * PostgreSQL: one indexed read of the playlist's row for this owner, with its version and the catalog version (the
- * cache's confirmation too). SQLite: the change log is caught up with first (without I/O when nothing was committed);
- * an owner seen before is then known without a read, since the log forgets a deleted playlist here.
+ * cache's confirmation too). SQLite: an owner seen before is known without a read (an owner never changes, and the
+ * change log makes it forgotten once its playlist changes); every caller then reads the playlist or writes it, and
+ * answers `refusal` when it is gone.
  */
 export function playlistAccess(db: Db, changes: ChangeLog | undefined) {
   const q = db.kysely;
   const owners = changes === undefined ? undefined : new LRUCache<number, number>({ max: OWNERS_KEPT });
   /** Counts the times the change log made owners forget. */
   let forgotten = 0;
+  // A playlist's owner never changes and a remembered one that is gone is refused by the read or write that follows
+  // (see `refusal`), so owners forget what the log names, and keep the rest when the log was too far behind.
   changes?.listen({
     changed: (ids) => {
       for (const id of ids) owners?.delete(id);
       forgotten += 1;
     },
-    all: () => {
-      owners?.clear();
-      forgotten += 1;
-    },
+    all: () => undefined,
   });
 
   /** 410 for the owner of a deleted playlist, 404 for everyone and everything else. */
@@ -68,12 +69,10 @@ export function playlistAccess(db: Db, changes: ChangeLog | undefined) {
 
   /** The caller's role towards the playlist and what the database confirmed with it; undefined when none. */
   async function standing(userId: number, id: number): Promise<{ role: Role; grant: Grant } | undefined> {
-    const caughtUp = changes?.caughtUp();
-    const catalog = typeof caughtUp === 'number' ? caughtUp : await caughtUp;
     // peek, then get only for the owner: another user's request leaves what is remembered as it was.
-    if (catalog !== undefined && owners?.peek(id) === userId) {
+    if (owners?.peek(id) === userId) {
       owners.get(id);
-      return { role: 'owner', grant: { id, ownerId: userId, version: undefined, catalog } };
+      return { role: 'owner', grant: { id, ownerId: userId, version: undefined, catalog: undefined } };
     }
     const generation = forgotten;
     const row = await ownedPlaylistVersion(q, id, userId);

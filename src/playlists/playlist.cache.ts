@@ -31,8 +31,9 @@ export type PageRow = { readonly id: number };
  * whenever an import changes a song's text). An entry is served only once the database has confirmed that it is
  * current:
  *
- * - one playlist: the grant carries the confirmation (PostgreSQL: the playlist's version and the catalog version,
- *   read with the access check; SQLite: the change log caught up with, which forgets deleted and edited playlists);
+ * - one playlist: the versions of the playlist and of the catalog read with the access check, or on SQLite, when
+ *   access was known without a read, the change log caught up with (without I/O when nothing was committed since
+ *   the last look), which forgets deleted and edited playlists;
  * - a page: its ids are read from the database, with the catalog version in the same statement (this door adds the
  *   column to the caller's query), so a deleted playlist is never among them; on PostgreSQL the versions of those
  *   with an entry are read in one more indexed read, on SQLite the change log is caught up with first.
@@ -73,7 +74,12 @@ export class PlaylistCache {
 
   /** The current answer of the granted playlist; undefined when it was deleted since the grant. */
   async playlist(grant: Grant): Promise<PlaylistAnswer | undefined> {
-    const { id, catalog, version } = grant;
+    const { id, version } = grant;
+    // SQLite: catch up with the change log (without I/O when nothing was committed), which forgets changed playlists.
+    const caughtUp = this.#changes?.caughtUp();
+    const seen = caughtUp instanceof Promise ? await caughtUp : caughtUp;
+    const catalog = grant.catalog ?? seen;
+    if (catalog === undefined) throw new Error('A grant read without versions needs the change log.');
     this.#observe(catalog);
     const kept = this.#kept(id, catalog, version);
     if (kept !== undefined) return kept;
