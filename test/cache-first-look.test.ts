@@ -33,6 +33,29 @@ describeEachEmptyDatabase('the playlist cache on %s', (database) => {
     expect((await get(b, security, `/v3/playlist/${made.id}`)).statusCode).toBe(410);
   });
 
+  it('refuses every door to a playlist another instance deleted after this one granted its owner access', async () => {
+    const security = await a.addUser('known-owner', 'pw');
+    const stranger = await a.addUser('known-stranger', 'pw');
+    const made = await createPlaylist(a.app, security, 'Known here', [5, 6]);
+    const url = `/v3/playlist/${made.id}`;
+    // B reads it twice: its owner is known there, and its answer kept.
+    expect((await get(b, security, url)).statusCode).toBe(200);
+    expect((await get(b, security, url)).statusCode).toBe(200);
+    expect((await a.app.inject({ method: 'DELETE', url, headers: { security } })).statusCode).toBe(200);
+    expect((await get(b, security, url)).statusCode).toBe(410);
+    expect((await get(b, security, `${url}?format=xspf`)).statusCode).toBe(410);
+    expect((await get(b, security, `${url}/image`)).statusCode).toBe(410);
+    const rename = await b.app.inject({
+      method: 'PATCH',
+      url,
+      headers: { security, 'content-type': 'application/merge-patch+json' },
+      payload: JSON.stringify({ name: 'too late' }),
+    });
+    expect(rename.statusCode).toBe(410);
+    expect((await b.app.inject({ method: 'DELETE', url, headers: { security } })).statusCode).toBe(410);
+    expect((await get(b, stranger, url)).statusCode).toBe(404);
+  });
+
   it("shows a catalog change made through the instance's own connection in its next answers", async () => {
     const security = await a.addUser('own-import', 'pw');
     const made = await createPlaylist(a.app, security, 'Renamed inside', [4]);

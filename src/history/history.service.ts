@@ -6,7 +6,8 @@ import type { ExportConfig, Limits } from '../config.js';
 import { ApiError } from '../http/errors.js';
 import { playlistAnswer, etagOf, type PlaylistAnswer } from '../playlists/playlist.answers.js';
 import type { PlaylistFile } from '../playlists/playlist-files.service.js';
-import { findDeletedPlaylist, findPlaylist, insertEntries } from '../playlists/playlist.repository.js';
+import { ALREADY_DELETED } from '../playlists/playlist.access.js';
+import { findDeletedPlaylist, insertEntries } from '../playlists/playlist.repository.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import { addPlaylistDocument } from '../search/playlist-search.js';
 import { playlistDocument } from '../search/search-text.js';
@@ -22,10 +23,8 @@ import {
   type VersionContent,
 } from './revision.repository.js';
 
-const NOT_FOUND = 'No such playlist.';
 /** Song ids of versions kept in memory (about 8 MB). */
 const VERSION_CACHE_IDS = 1_000_000;
-const ALREADY_DELETED = 'This playlist is already deleted.';
 
 export interface HistorySettings {
   readonly limits: Limits;
@@ -35,8 +34,8 @@ export interface HistorySettings {
 
 /**
  * A playlist's history (section 11): its revisions, any kept version in every form the playlist is served, and
- * restores. Whoever owns the playlist reads its history, also once it is deleted; anyone else gets the 404 a
- * playlist that never existed gets. A restore of a live playlist is an edit (the one write path, which keeps the
+ * restores. Who may read the history or restore a version is the access module's (playlist.access.ts): as for the
+ * playlist while it is there, its owner once it is deleted, and for anyone else the 404 a missing playlist gets. A restore of a live playlist is an edit (the one write path, which keeps the
  * cache, search and covers current on every instance); a deleted one is written back under its id.
  */
 export function historyService(db: Db, playlists: PlaylistService, settings: HistorySettings) {
@@ -47,29 +46,32 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
     sizeCalculation: (content) => content.songIds.length + 16,
   });
 
-  /** The playlist's history bounds, if the caller owns it; 404 or 410 (a deleted playlist with no history) else. */
-  async function owned(userId: number, id: number) {
-    const bounds = await historyBounds(q, id);
-    if (bounds?.ownerId === userId) return bounds;
-    const deleted = await findDeletedPlaylist(q, id);
-    throw deleted?.owner_id === userId && bounds === undefined
-      ? ApiError.gone(ALREADY_DELETED)
-      : ApiError.notFound(NOT_FOUND);
+  /** The playlist's history bounds, once access is granted (see playlist.access.ts); 410 for a deleted one without. */
+  async function bounds(userId: number, id: number, permission: 'read' | 'edit' = 'read') {
+    await playlists.access.requireHistoryAccess(userId, id, permission);
+    const found = await historyBounds(q, id);
+    if (found === undefined) throw ApiError.gone(ALREADY_DELETED);
+    return found;
   }
 
   /** The version as its revision left it: 404 for one that never existed, 410 for one no longer kept. */
-  async function version(userId: number, id: number, wanted: number): Promise<VersionContent> {
-    const bounds = await owned(userId, id);
-    if (wanted > bounds.newest) throw ApiError.notFound(`This playlist has no version ${wanted}.`);
+  async function version(
+    userId: number,
+    id: number,
+    wanted: number,
+    permission: 'read' | 'edit' = 'read',
+  ): Promise<VersionContent> {
+    const kept = await bounds(userId, id, permission);
+    if (wanted > kept.newest) throw ApiError.notFound(`This playlist has no version ${wanted}.`);
     const key = `${id}:${wanted}`;
-    let content = wanted < bounds.oldest ? undefined : contents.get(key);
-    if (content === undefined && wanted >= bounds.oldest) {
+    let content = wanted < kept.oldest ? undefined : contents.get(key);
+    if (content === undefined && wanted >= kept.oldest) {
       content = await versionContent(q, id, wanted);
       if (content !== undefined) contents.set(key, content);
     }
     if (content === undefined) {
       throw ApiError.gone(
-        `Version ${wanted} of this playlist is no longer kept: versions are kept for ${settings.historyDays} days (the oldest kept is ${bounds.oldest}).`,
+        `Version ${wanted} of this playlist is no longer kept: versions are kept for ${settings.historyDays} days (the oldest kept is ${kept.oldest}).`,
       );
     }
     return content;
@@ -140,8 +142,8 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       limit: number,
       offset: number,
     ): Promise<{ revisions: RevisionSummary[]; total: number }> {
-      const bounds = await owned(userId, id);
-      return { revisions: await pageOfRevisions(q, id, limit, offset), total: bounds.count };
+      const kept = await bounds(userId, id);
+      return { revisions: await pageOfRevisions(q, id, limit, offset), total: kept.count };
     },
 
     /** A kept version as JSON, as `GET /v3/playlist/{id}` answers a playlist. */
@@ -174,14 +176,14 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
      * past the newest, 410 for one no longer kept.
      */
     async diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
-      const bounds = await owned(userId, id);
-      const target = to ?? bounds.newest;
+      const kept = await bounds(userId, id);
+      const target = to ?? kept.newest;
       for (const [which, v] of [
         ['from', from],
         ['to', target],
       ] as const) {
-        if (v > bounds.newest) {
-          throw ApiError.badRequest(`${which} must be a version of this playlist, at most ${bounds.newest}.`);
+        if (v > kept.newest) {
+          throw ApiError.badRequest(`${which} must be a version of this playlist, at most ${kept.newest}.`);
         }
       }
       const [a, b] = [await version(userId, id, from), await version(userId, id, target)];
@@ -193,8 +195,8 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
      * comes back under its id.
      */
     async restore(userId: number, id: number, wanted: number, precondition: string | undefined) {
-      const to = await version(userId, id, wanted);
-      if ((await findPlaylist(q, id)) === undefined) {
+      const to = await version(userId, id, wanted, 'edit');
+      if ((await findDeletedPlaylist(q, id)) !== undefined) {
         return playlists.asWrite(userId, () => restoreDeleted(userId, id, precondition, to));
       }
       const document = { name: to.name, songs: to.songIds.map((songId) => ({ id: songId })) };

@@ -20,18 +20,8 @@ export interface PlaylistForEdit {
 /** How long an edit on PostgreSQL waits for another instance's edit of the same playlist before a 503. */
 const LOCK_WAIT = '1s';
 
-/**
- * How many songs the caller's playlist holds, or undefined when it is not theirs (nor anyone's): then nothing of
- * its entries is read, so the answer costs what it does for a playlist that does not exist.
- */
-export async function ownPlaylistLength(q: Q, id: number, ownerId: number): Promise<number | undefined> {
-  const head = await q
-    .selectFrom('playlists')
-    .select('id')
-    .where('id', '=', id)
-    .where('owner_id', '=', ownerId)
-    .executeTakeFirst();
-  if (head === undefined) return undefined;
+/** How many songs the playlist holds (0 when it is gone). */
+export async function playlistLength(q: Q, id: number): Promise<number> {
   const { songs } = await q
     .selectFrom('playlist_songs')
     .select((eb) => eb.fn.countAll<number | string>().as('songs'))
@@ -41,18 +31,13 @@ export async function ownPlaylistLength(q: Q, id: number, ownerId: number): Prom
 }
 
 /**
- * The caller's playlist with its song ids in order, read inside the edit's transaction; undefined, with none of
- * its entries read, when it is not the caller's. On PostgreSQL the row stays locked until the transaction ends, so
+ * The playlist with its song ids in order, read inside the edit's transaction; undefined, with none of its entries
+ * read, when it is gone (access was granted before, in playlist.access.ts). On PostgreSQL the row stays locked until the transaction ends, so
  * that two edits of one playlist run one after the other and the second sees the first (this process queues its
  * own edits of a playlist before they take a connection; another instance's edit waits LOCK_WAIT at most, then
  * 503). SQLite's writes already run one at a time on the writer's connection.
  */
-export async function playlistForEdit(
-  trx: Q,
-  dialect: Dialect,
-  id: number,
-  ownerId: number,
-): Promise<PlaylistForEdit | undefined> {
+export async function playlistForEdit(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForEdit | undefined> {
   const query = trx
     .selectFrom('playlists as p')
     .select([
@@ -67,8 +52,7 @@ export async function playlistForEdit(
           .whereRef('r.version', '=', 'p.version')
           .as('chain'),
     ])
-    .where('p.id', '=', id)
-    .where('p.owner_id', '=', ownerId);
+    .where('p.id', '=', id);
   if (dialect === 'postgres') await sql`set local lock_timeout = ${sql.lit(LOCK_WAIT)}`.execute(trx);
   const row = await (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
   if (row === undefined) return undefined;

@@ -5,39 +5,33 @@ import { ifMatch, preconditionFailed } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { playlistDocument } from '../search/search-text.js';
 import { findSongsByIds } from '../songs/song.repository.js';
-import { ownPlaylistLength, playlistForEdit, saveEdit } from './playlist-edit.repository.js';
+import { playlistForEdit, playlistLength, saveEdit } from './playlist-edit.repository.js';
 import { EditRefused } from './playlist-edit.checks.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
 import { playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
 import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
 import { replacePlaylistDocument } from '../search/playlist-search.js';
-import { findDeletedPlaylist } from './playlist.repository.js';
+import type { PlaylistAccess } from './playlist.access.js';
 
 /** An edit: the playlist as it is now to the playlist as it will be, or an EditRefused that changes nothing. */
 export type Edit = (current: PlaylistDocument) => PlaylistDocument;
 
 /**
- * Edits through the one write path (SQLite's group commit, a transaction on PostgreSQL). Everything that decides
- * the outcome is read inside the transaction: whose playlist it is (404 and 410 before any precondition), its
- * current answer for `If-Match`, and the songs it holds, so two edits can never both pass the same tag and
- * appends sent together all land. The answer is the edited playlist as GET will answer it, with its new ETag.
+ * Edits through the one write path (SQLite's group commit, a transaction on PostgreSQL). First the caller's access
+ * is asked for (another user's playlist answers 404 or 410 with none of its songs read), then the edit waits its
+ * turn: edits of one playlist one at a time in this process (so none holds a pooled connection waiting for another's
+ * lock), and long ones a few at a time, one of them a user's.
  *
- * Before any of that, whose playlist it is is read alone (another user's playlist answers 404 or 410 with none of
- * its songs read), then the edit waits its turn: edits of one playlist one at a time in this process (so none holds
- * a pooled connection waiting for another's lock), and long ones a few at a time, one of them a user's.
+ * Everything else that decides the outcome is read inside the transaction: whether the playlist is still there (410
+ * before any precondition; an owner never changes, ids are never reused), its current answer for `If-Match`, and the
+ * songs it holds, so two edits can never both pass the same tag and appends sent together all land. The answer is
+ * the edited playlist as GET will answer it, with its new ETag.
  */
-export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) => void) {
+export function playlistEditor(db: Db, limits: Limits, access: PlaylistAccess, onEdited: (id: number) => void) {
   const longEdits = largeRequests(2, 'Your previous long edits are still being saved; wait for them first.');
   const busyPlaylist = () =>
     ApiError.unavailable('This playlist has many edits waiting already; try again shortly.', 1);
   const perPlaylist = boundedPerKey({ limit: 1, queue: 64, waitMs: 10_000, refuse: busyPlaylist });
-
-  async function missing(q: Db['kysely'], userId: number, id: number): Promise<ApiError> {
-    const deleted = await findDeletedPlaylist(q, id);
-    return deleted?.owner_id === userId
-      ? ApiError.gone('This playlist is already deleted.')
-      : ApiError.notFound('No such playlist.');
-  }
 
   async function edit(
     userId: number,
@@ -47,8 +41,8 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
     kind: 'edit' | 'restore',
   ): Promise<PlaylistAnswer & { id: number }> {
     const answer = await db.write(async (trx) => {
-      const current = await playlistForEdit(trx, db.dialect, id, userId);
-      if (current === undefined) throw await missing(trx, userId, id);
+      const current = await playlistForEdit(trx, db.dialect, id);
+      if (current === undefined) throw await access.refusal(userId, id, trx);
       if (precondition !== undefined) {
         const songs = await songsInOrder(trx, current.songIds);
         const now = playlistAnswer({ id, name: current.name, songs: songs.map(({ genre: _, ...song }) => song) });
@@ -67,8 +61,8 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
 
   return {
     /**
-     * Applies `change` to the owner's playlist when `If-Match` (if sent) names its current answer; `kind` is the
-     * revision it records (a restore goes this way too).
+     * Applies `change` to the playlist when `If-Match` (if sent) names its current answer; `kind` is the revision it
+     * records (a restore goes this way too).
      */
     async edit(
       userId: number,
@@ -78,8 +72,8 @@ export function playlistEditor(db: Db, limits: Limits, onEdited: (id: number) =>
       cost = 0,
       kind: 'edit' | 'restore' = 'edit',
     ) {
-      const length = await ownPlaylistLength(db.kysely, id, userId);
-      if (length === undefined) throw await missing(db.kysely, userId, id);
+      await access.requireAccess(userId, id, 'edit');
+      const length = await playlistLength(db.kysely, id);
       const run = () => edit(userId, id, precondition, change, kind);
       return perPlaylist(id, () => (length + cost > LONG_PLAYLIST ? longEdits(userId, run) : run()));
     },

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/helpers/databases.js';
 import { importCatalog, seedDemoCatalog } from '../catalog/catalog.service.js';
@@ -6,7 +6,11 @@ import { loadConfig } from '../config.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { reservePlaylistSlot } from '../users/user.repository.js';
-import { CHANGE_LOG_LENGTH, PlaylistCache, databaseReads, type AnswerReads } from './playlist.cache.js';
+import { CHANGE_LOG_LENGTH, ChangeLog } from '../db/playlist-changes.js';
+import { ApiError } from '../http/errors.js';
+import { databaseReads, type AnswerReads } from './playlist-answers.repository.js';
+import { playlistAccess } from './playlist.access.js';
+import { PlaylistCache, type PageRow } from './playlist.cache.js';
 import type { PlaylistAnswer } from './playlist.answers.js';
 import { deletePlaylist, insertEntries, insertPlaylist, pageOfPlaylists } from './playlist.repository.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
@@ -49,8 +53,8 @@ function holdableReads(db: Db) {
     await hold.release;
   };
   const wrapped: AnswerReads = {
-    async playlist(ownerId, id) {
-      const found = await reads.playlist(ownerId, id);
+    async playlist(id) {
+      const found = await reads.playlist(id);
       await wait();
       return found;
     },
@@ -59,6 +63,7 @@ function holdableReads(db: Db) {
       await wait();
       return found;
     },
+    versions: (ids) => reads.versions(ids),
   };
   return {
     reads: wrapped,
@@ -72,6 +77,27 @@ function holdableReads(db: Db) {
       };
       held = { reached, release: hold.release };
       return { reached: hold.reached, release };
+    },
+  };
+}
+
+/** The answers as the service asks for them: access first (undefined for a 404 or 410), then the cache. */
+function answers(db: Db, maxBytes: number, reads?: AnswerReads) {
+  const changes = db.dialect === 'sqlite' ? new ChangeLog(db) : undefined;
+  const access = playlistAccess(db, changes);
+  const cache = new PlaylistCache(db, maxBytes, changes, reads);
+  return {
+    async playlist(userId: number, id: number): Promise<PlaylistAnswer | undefined> {
+      const grant = await access.requireAccess(userId, id, 'read').catch((error: unknown) => {
+        if (error instanceof ApiError) return undefined;
+        throw error;
+      });
+      return grant === undefined ? undefined : cache.playlist(grant);
+    },
+    page: <DB, TB extends keyof DB, R extends PageRow>(userId: number, query: SelectQueryBuilder<DB, TB, R>) =>
+      cache.page(userId, query),
+    forget: (id: number) => {
+      cache.forget(id);
     },
   };
 }
@@ -100,8 +126,8 @@ for (const dialect of DIALECTS) {
       await database.drop();
     });
 
-    const newCache = (reads?: AnswerReads) => new PlaylistCache(here.db, 1024 * 1024, reads);
-    const page = (cache: PlaylistCache, limit = 100) =>
+    const newCache = (reads?: AnswerReads, maxBytes = 1024 * 1024) => answers(here.db, maxBytes, reads);
+    const page = (cache: ReturnType<typeof newCache>, limit = 100) =>
       cache.page(owner, pageOfPlaylists(here.db.kysely, owner, limit, 0));
 
     it('reads a playlist once, then answers it from memory, to its owner only', async () => {
@@ -136,7 +162,7 @@ for (const dialect of DIALECTS) {
       const probe = newCache();
       const sizes = await Promise.all([a, b, c].map(async (id) => (await probe.playlist(user, id))!.body.length));
       const entry = Math.max(...sizes) + 200;
-      const cache = new PlaylistCache(here.db, 2 * entry + Math.floor(entry / 2));
+      const cache = newCache(undefined, 2 * entry + Math.floor(entry / 2));
       await cache.playlist(user, a);
       await cache.playlist(user, b);
       // A stranger asking for the older one does not make it recent: the owner's next read pushes it out.

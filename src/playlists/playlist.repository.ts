@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
+import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
 import { recordDelete, recordRevision } from '../history/revision.repository.js';
 import { INSERT_CHUNK } from './playlist.rules.js';
@@ -56,13 +57,28 @@ export async function insertEntries(db: Q, playlistId: number, songIds: readonly
   }
 }
 
-/** What a cover is drawn from: the number of songs and the first four distinct artists, in playlist order. */
-export async function coverFacts(db: Q, playlistId: number): Promise<{ songCount: number; artists: string[] }> {
-  const count = await db
-    .selectFrom('playlist_songs')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('playlist_id', '=', playlistId)
-    .executeTakeFirstOrThrow();
+/**
+ * What a cover is drawn from: the playlist's name, its number of songs and the first four distinct artists, in
+ * playlist order.
+ */
+export async function coverFacts(
+  db: Q,
+  playlistId: number,
+): Promise<{ name: string; songCount: number; artists: string[] } | undefined> {
+  const head = await db
+    .selectFrom('playlists as p')
+    .select([
+      'p.name',
+      (eb) =>
+        eb
+          .selectFrom('playlist_songs')
+          .select((count) => count.fn.countAll<number | string>().as('n'))
+          .where('playlist_id', '=', playlistId)
+          .as('n'),
+    ])
+    .where('p.id', '=', playlistId)
+    .executeTakeFirst();
+  if (head === undefined) return undefined;
   const artists = await db
     .selectFrom('playlist_songs as ps')
     .innerJoin('songs as s', 's.id', 'ps.song_id')
@@ -72,20 +88,19 @@ export async function coverFacts(db: Q, playlistId: number): Promise<{ songCount
     .orderBy('first')
     .limit(4)
     .execute();
-  return { songCount: count.n, artists: artists.map((a) => a.artist) };
+  return { name: head.name, songCount: Number(head.n ?? 0), artists: artists.map((a) => a.artist) };
 }
 
 /**
- * The owner's playlist joined to its entries and their songs, in playlist order: one row per entry (one row with no
- * song for an empty playlist), none when the playlist is not the owner's. The caller picks the columns.
+ * The playlist joined to its entries and their songs, in playlist order: one row per entry (one row with no song for
+ * an empty playlist), none when there is no such playlist. The caller picks the columns.
  */
-const entriesOfOwnedPlaylist = (db: Q, id: number, ownerId: number) =>
+const entriesOfPlaylist = (db: Q, id: number) =>
   db
     .selectFrom('playlists as p')
     .leftJoin('playlist_songs as ps', 'ps.playlist_id', 'p.id')
     .leftJoin('songs as s', 's.id', 'ps.song_id')
     .where('p.id', '=', id)
-    .where('p.owner_id', '=', ownerId)
     .orderBy('ps.position');
 
 /** One entry of a playlist with its song; the song's fields are null on an empty playlist's single row. */
@@ -97,12 +112,11 @@ export interface PlaylistEntryRow {
 }
 
 /**
- * The owner's playlist with its songs in one query: one row per song (or a single row with null song fields for an
- * empty playlist), none when the owner has no such playlist. Ownership is part of the query, so that another
- * user's playlist costs what a missing one does and its size cannot be told from the time of the answer.
+ * The playlist with its songs and its version in one query: one row per song (or a single row with null song fields
+ * for an empty playlist), none when there is no such playlist. Read once access was granted (playlist.access.ts).
  */
-export function playlistEntries(db: Q, id: number, ownerId: number): Promise<PlaylistEntryRow[]> {
-  return entriesOfOwnedPlaylist(db, id, ownerId).select(['p.name', 's.id as song_id', 's.title', 's.artist']).execute();
+export function playlistEntries(db: Q, id: number): Promise<(PlaylistEntryRow & { version: number | string })[]> {
+  return entriesOfPlaylist(db, id).select(['p.name', 'p.version', 's.id as song_id', 's.title', 's.artist']).execute();
 }
 
 /** An entry with what the catalog knows of its song (for the playlist files). */
@@ -111,27 +125,42 @@ export interface ExportEntryRow extends PlaylistEntryRow {
   duration: number | null;
 }
 
-/** The owner's playlist with what the catalog knows of each song, in one query, as `playlistEntries` reads it. */
-export function playlistEntriesForExport(db: Q, id: number, ownerId: number): Promise<ExportEntryRow[]> {
-  return entriesOfOwnedPlaylist(db, id, ownerId)
+/** The playlist with what the catalog knows of each song, in one query, as `playlistEntries` reads it. */
+export function playlistEntriesForExport(db: Q, id: number): Promise<ExportEntryRow[]> {
+  return entriesOfPlaylist(db, id)
     .select(['p.name', 's.id as song_id', 's.title', 's.artist', 's.album', 's.duration'])
     .execute();
 }
 
-export function findPlaylist(db: Q, id: number): Promise<{ id: number; owner_id: number; name: string } | undefined> {
-  return db.selectFrom('playlists').select(['id', 'owner_id', 'name']).where('id', '=', id).executeTakeFirst();
+/**
+ * The playlist's version and the catalog's, in one indexed read, if `userId` owns it (see playlist.access.ts, the one
+ * caller): none otherwise, whether it is another user's or not there at all.
+ */
+export function ownedPlaylistVersion(
+  db: Q,
+  id: number,
+  userId: number,
+): Promise<{ version: number | string; catalog_version: BigintColumn } | undefined> {
+  return db
+    .selectFrom('playlists')
+    .select(['version', catalogVersion])
+    .where('id', '=', id)
+    .where('owner_id', '=', userId)
+    .executeTakeFirst();
 }
 
 export function findDeletedPlaylist(db: Q, id: number): Promise<{ owner_id: number } | undefined> {
   return db.selectFrom('deleted_playlists').select('owner_id').where('id', '=', id).executeTakeFirst();
 }
 
-/** Deletes the owner's playlist (its entries and search document go with it), records the deletion and its revision. */
+/**
+ * Deletes the playlist (its entries and search document go with it) and records the deletion with its owner, who is
+ * answered 410 from then on, and its revision; false when it was already gone.
+ */
 export async function deletePlaylist(db: Q, id: number, ownerId: number, now: number): Promise<boolean> {
   const deleted = await db
     .deleteFrom('playlists')
     .where('id', '=', id)
-    .where('owner_id', '=', ownerId)
     .returning(['version', 'name'])
     .executeTakeFirst();
   if (deleted === undefined) return false;

@@ -1,4 +1,6 @@
 import { boundedPerKey } from '../concurrency/bounded.js';
+import { ChangeLog } from '../db/playlist-changes.js';
+import { playlistAccess } from './playlist.access.js';
 import { PlaylistCache } from './playlist.cache.js';
 import { playlistEditor } from './playlist-edit.service.js';
 import { pageEtag, pageJson, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
@@ -36,12 +38,9 @@ export interface Page {
 const WRITES_PER_USER = 2;
 const WRITES_WAITING_PER_USER = 64;
 
-const ALREADY_DELETED = 'This playlist is already deleted.';
-const NOT_FOUND = 'No such playlist.';
-
 /**
- * The playlist rules: creation against the catalog and the quota, ownership, 404 and 410; and the answers, served
- * from memory when they cannot have changed (see PlaylistCache).
+ * The playlist rules: creation against the catalog and the quota; and the answers, served from memory when they
+ * cannot have changed (see PlaylistCache). Every method that serves one playlist asks `requireAccess` first.
  */
 export function playlistService(
   db: Db,
@@ -51,7 +50,9 @@ export function playlistService(
   searchGate: SearchGate,
 ) {
   const q = db.kysely;
-  const cache = new PlaylistCache(db, cacheBytes);
+  const changes = db.dialect === 'sqlite' ? new ChangeLog(db) : undefined;
+  const access = playlistAccess(db, changes);
+  const cache = new PlaylistCache(db, cacheBytes, changes);
   const search = playlistSearch(db, searchSettings, searchGate);
   // Long playlists being created a few at a time: each takes the event loop for a while. A user holds one place
   // among everyone's; the rest of their burst waits apart.
@@ -63,12 +64,6 @@ export function playlistService(
     queue: WRITES_WAITING_PER_USER,
     refuse: () => ApiError.tooManyRequests(1, 'Your previous changes are still being saved; wait for them first.'),
   });
-
-  /** 410 for the owner of a deleted playlist, 404 for everyone and everything else. */
-  async function missing(id: number, userId: number): Promise<ApiError> {
-    const deleted = await playlists.findDeletedPlaylist(q, id);
-    return deleted?.owner_id === userId ? ApiError.gone(ALREADY_DELETED) : ApiError.notFound(NOT_FOUND);
-  }
 
   function page(answers: readonly PlaylistAnswer[], total: number): Page {
     return { body: pageJson(answers), total, etag: pageEtag(answers, total) };
@@ -101,12 +96,15 @@ export function playlistService(
   }
 
   // An edit made here forgets the answer this process keeps; other processes see the playlist's new version.
-  const editor = playlistEditor(db, limits, (id) => {
+  const editor = playlistEditor(db, limits, access, (id) => {
     cache.forget(id);
   });
 
   return {
-    /** Edits the owner's playlist (see playlistEditor): 404, 410, 412 or the edited playlist's answer. */
+    /** Who may read, edit or own a playlist (and its history): the one place that decides it. */
+    access,
+
+    /** Edits the playlist (see playlistEditor): 404, 410, 412 or the edited playlist's answer. */
     edit: (...args: Parameters<typeof editor.edit>) => writes(args[0], () => editor.edit(...args)),
 
     /** Runs another write of the user's playlists (a restore of a deleted one) among the user's writes. */
@@ -123,18 +121,21 @@ export function playlistService(
       return writes(userId, () => (input.songIds.length > LONG_PLAYLIST ? longCreates(userId, run) : run()));
     },
 
-    /** The owner's playlist as JSON bytes with its ETag; 404 or 410 otherwise. */
+    /** The playlist as JSON bytes with its ETag; 404 or 410 otherwise. */
     async get(userId: number, id: number): Promise<PlaylistAnswer> {
-      const answer = await cache.playlist(userId, id);
-      if (answer === undefined) throw await missing(id, userId);
+      const grant = await access.requireAccess(userId, id, 'read');
+      const answer = await cache.playlist(grant);
+      // Deleted since access was granted.
+      if (answer === undefined) throw await access.refusal(userId, id);
       return answer;
     },
 
-    /** The owner's playlist with what the catalog knows of its songs, for the playlist files; 404 or 410 otherwise. */
+    /** The playlist with what the catalog knows of its songs, for the playlist files; 404 or 410 otherwise. */
     async exportable(userId: number, id: number): Promise<ExportPlaylist> {
-      const rows = await playlists.playlistEntriesForExport(q, id, userId);
+      await access.requireAccess(userId, id, 'read');
+      const rows = await playlists.playlistEntriesForExport(q, id);
       const [first] = rows;
-      if (first === undefined) throw await missing(id, userId);
+      if (first === undefined) throw await access.refusal(userId, id);
       const tracks: ExportTrack[] = [];
       for (const row of rows) {
         if (row.song_id === null) continue;
@@ -149,22 +150,24 @@ export function playlistService(
       return { id, name: first.name, tracks };
     },
 
-    /** The owner's playlist in brief, with the same 404 and 410 answers as `get`. */
+    /** The playlist in brief, with the same 404 and 410 answers as `get`. */
     async coverFacts(userId: number, id: number): Promise<CoverFacts> {
-      const head = await playlists.findPlaylist(q, id);
-      if (head === undefined || head.owner_id !== userId) throw await missing(id, userId);
-      return { name: head.name, ...(await playlists.coverFacts(q, id)) };
+      await access.requireAccess(userId, id, 'read');
+      const facts = await playlists.coverFacts(q, id);
+      if (facts === undefined) throw await access.refusal(userId, id);
+      return facts;
     },
 
     async remove(userId: number, id: number): Promise<void> {
+      const { ownerId } = await access.requireAccess(userId, id, 'own');
       const deleted = await writes(userId, () =>
         db.write(async (trx) => {
-          if (!(await playlists.deletePlaylist(trx, id, userId, Date.now()))) return false;
-          await releasePlaylistSlot(trx, userId);
+          if (!(await playlists.deletePlaylist(trx, id, ownerId, Date.now()))) return false;
+          await releasePlaylistSlot(trx, ownerId);
           return true;
         }),
       );
-      if (!deleted) throw await missing(id, userId);
+      if (!deleted) throw await access.refusal(userId, id);
       cache.forget(id);
     },
 

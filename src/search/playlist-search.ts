@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { SearchSettings } from '../config.js';
 import type { Db, Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { catalogVersion } from '../playlists/playlist.cache.js';
+import { catalogVersion } from '../db/playlist-changes.js';
 import { containsEvery, matchInSlices, type SearchGate } from './bounded-search.js';
 import { playlistDocument } from './search-text.js';
 
