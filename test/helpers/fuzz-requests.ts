@@ -3,7 +3,7 @@ import type { InjectOptions } from 'fastify';
 import { basic } from './app.js';
 
 /**
- * The requests test/fuzz.test.ts sends: lists of tricky values, and fast-check arbitraries for methods, paths, query
+ * The requests test/http/fuzz.test.ts sends: lists of tricky values, and fast-check arbitraries for methods, paths, query
  * strings, bodies, playlist files and credentials, put together into whole requests.
  */
 

@@ -1,0 +1,280 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { userService } from '../../src/users/user.service.js';
+import { basic } from '../helpers/app.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'mixtape-cli-'));
+const DATABASE_URL = `sqlite:${join(dir, 'mixtape.db')}`;
+
+// The child sees the test's environment minus every Mixtape setting, plus its own database and silence.
+const baseEnv: Record<string, string> = Object.fromEntries(
+  Object.entries(process.env).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined && !/^(PORT|HOST|DATABASE_URL|DATABASE_POOL_SIZE|LOG_LEVEL|MIXTAPE_.*)$/.test(entry[0]),
+  ),
+);
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `mixtape ARGS` as its own process, with INPUT on a piped (not terminal) stdin. */
+function mixtape(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: ROOT,
+      env: { ...baseEnv, DATABASE_URL, LOG_LEVEL: 'silent', ...options.env },
+      stdio: 'pipe',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** The HTTP status that `GET /v3/playlist` answers on the CLI's database to each of these passwords. */
+async function signInStatuses(name: string, passwords: string[]): Promise<number[]> {
+  const config = loadConfig({ DATABASE_URL, LOG_LEVEL: 'silent', MIXTAPE_SEED_CATALOG: 'false' });
+  const db = openDatabase(config.database);
+  const app = await buildApp({ config, db });
+  try {
+    const statuses: number[] = [];
+    for (const password of passwords) {
+      const headers = { security: basic(name, password) };
+      statuses.push((await app.inject({ method: 'GET', url: '/v3/playlist', headers })).statusCode);
+    }
+    return statuses;
+  } finally {
+    await app.close();
+    await db.close();
+  }
+}
+
+async function userNames(): Promise<string[]> {
+  const db = openDatabase(loadConfig({ DATABASE_URL }).database);
+  try {
+    return (await userService(db).list()).map((user) => user.name);
+  } finally {
+    await db.close();
+  }
+}
+
+// The tests run side by side (each spawn is mostly start-up time); the shared database is migrated first
+// so that no two processes race to create its schema.
+describe.concurrent('the mixtape CLI (SQLite)', () => {
+  beforeAll(async () => {
+    const db = openDatabase(loadConfig({ DATABASE_URL }).database);
+    try {
+      await migrateToLatest(db);
+    } finally {
+      await db.close();
+    }
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('migrate creates the schema of a new database', async ({ expect }) => {
+    const url = `sqlite:${join(dir, 'fresh.db')}`;
+    const migrated = await mixtape(['migrate'], { env: { DATABASE_URL: url } });
+    expect(migrated).toMatchObject({ code: 0, stderr: '' });
+    expect(migrated.stdout).toBe(
+      'Applied: 2026-11-20-initial, 2026-11-23-service-probe, 2026-11-24-serving, 2026-11-25-song-titles, ' +
+        '2026-11-27-playlist-versions, 2026-11-28-owner-search, 2026-11-29-sign-in-budgets, 2026-11-30-playlist-history\n',
+    );
+    const again = await mixtape(['migrate'], { env: { DATABASE_URL: url } });
+    expect(again).toMatchObject({ code: 0, stdout: 'The schema is up to date.\n' });
+    const db = openDatabase(loadConfig({ DATABASE_URL: url }).database);
+    try {
+      const tables = await db.kysely.introspection.getTables();
+      expect(tables.map((table) => table.name)).toEqual(
+        expect.arrayContaining(['users', 'songs', 'playlists', 'playlist_songs']),
+      );
+    } finally {
+      await db.close();
+    }
+  });
+
+  // Seven CLI processes, five one after another, each compiling the CLI with tsx and hashing a password: on a busy
+  // two-core machine that can take longer than the default 30 s.
+  it('user add, list, passwd and remove manage a user who can sign in', async ({ expect }) => {
+    const added = await mixtape(['user', 'add', 'bob', '--password-stdin'], { input: 'first secret\n' });
+    expect(added).toMatchObject({ code: 0, stdout: 'User "bob" created.\n' });
+    expect(await userNames()).toContain('bob');
+    expect(await signInStatuses('bob', ['first secret', 'second secret'])).toEqual([200, 401]);
+
+    const [again, listed] = await Promise.all([
+      mixtape(['user', 'add', 'bob', '--password-stdin'], { input: 'other\n' }),
+      mixtape(['user', 'list']),
+    ]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/"bob" already exists/);
+    expect(listed).toMatchObject({ code: 0 });
+    expect(listed.stdout).toMatch(/^bob\t0 playlists\tsince \d{4}-/m);
+
+    const changed = await mixtape(['user', 'passwd', 'bob', '--password-stdin'], { input: 'second secret\n' });
+    expect(changed.code).toBe(0);
+    expect(changed.stdout).toMatch(/Password of "bob" changed/);
+    expect(await signInStatuses('bob', ['second secret', 'first secret'])).toEqual([200, 401]);
+
+    const removed = await mixtape(['user', 'remove', 'bob']);
+    expect(removed).toMatchObject({ code: 0, stdout: 'User "bob" and their playlists removed.\n' });
+    expect(await userNames()).not.toContain('bob');
+    const [listedAfter, removedAgain] = await Promise.all([
+      mixtape(['user', 'list']),
+      mixtape(['user', 'remove', 'bob']),
+    ]);
+    expect(listedAfter.stdout).not.toMatch(/bob/);
+    expect(removedAgain.code).not.toBe(0);
+    expect(removedAgain.stderr).toMatch(/No user named "bob"/);
+  }, 90_000);
+
+  // Six CLI processes one after another, as in the test above.
+  it('user add, passwd, list and remove take a name in either Unicode form as one user; invisible characters are refused', async ({
+    expect,
+  }) => {
+    const [nfc, nfd] = ['jos\u00e9', 'jose\u0301'];
+    const added = await mixtape(['user', 'add', nfd, '--password-stdin'], { input: 'first secret\n' });
+    expect(added.code, added.stderr).toBe(0);
+    expect(await userNames()).toContain(nfc);
+    expect(await userNames()).not.toContain(nfd);
+
+    const again = await mixtape(['user', 'add', nfc, '--password-stdin'], { input: 'other\n' });
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/already exists/);
+    const changed = await mixtape(['user', 'passwd', nfc, '--password-stdin'], { input: 'second secret\n' });
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(await signInStatuses(nfc, ['second secret'])).toEqual([200]);
+    expect(await signInStatuses(nfd, ['second secret', 'first secret'])).toEqual([200, 401]);
+
+    const refused = await mixtape(['user', 'add', 'zed\u200b', '--password-stdin'], { input: 'secret\n' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      'mixtape: A user name may not contain control or format characters (such as zero-width spaces or ' +
+        'bidirectional marks): it has U+200B at character 4.\n',
+    );
+    expect((await userNames()).filter((name) => name.startsWith('zed'))).toEqual([]);
+
+    const listed = await mixtape(['user', 'list']);
+    expect(listed.stdout.split('\n').filter((line) => line.startsWith('jos'))).toEqual([
+      expect.stringMatching(new RegExp(`^${nfc}\t0 playlists\t`)),
+    ]);
+    const removed = await mixtape(['user', 'remove', nfd]);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(await userNames()).not.toContain(nfc);
+  }, 90_000);
+
+  it('catalog import prints the counts, and names the line of a bad entry', async ({ expect }) => {
+    const good = join(dir, 'songs.csv');
+    writeFileSync(
+      good,
+      'title,artist,album,genre,duration\n"Cli Song, One",Tester,,Rock,120\nCli Song Two,Tester,,,\n',
+    );
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(bad, '{"title":"Fine","artist":"A"}\n{"title":"","artist":"A"}\n');
+    const [imported, refused] = await Promise.all([
+      mixtape(['catalog', 'import', good]),
+      mixtape(['catalog', 'import', bad]),
+    ]);
+    expect(imported).toMatchObject({ code: 0, stdout: 'Catalog import: 2 added, 0 updated, 0 unchanged.\n' });
+    // No terminal: no progress bar either.
+    expect(imported.stderr).toBe('');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('bad.jsonl, line 2: title must not be empty');
+    expect(refused.stdout).toBe('');
+  });
+
+  it('refuses a bad setting, naming it, and asks for --password-stdin without a terminal', async ({ expect }) => {
+    const [port, database, noTerminal] = await Promise.all([
+      mixtape(['serve'], { env: { PORT: 'abc' } }),
+      mixtape(['migrate'], { env: { DATABASE_URL: 'mysql://x' } }),
+      mixtape(['user', 'add', 'carol'], { input: 'secret\n' }),
+    ]);
+    expect(port.code).not.toBe(0);
+    expect(port.stderr).toMatch(/bad setting: PORT must be an integer/);
+    expect(database.code).not.toBe(0);
+    expect(database.stderr).toMatch(/bad setting: DATABASE_URL must start with sqlite: or postgres:/);
+    expect(noTerminal.code).not.toBe(0);
+    expect(noTerminal.stderr).toMatch(/No terminal .*--password-stdin/);
+    expect(await userNames()).not.toContain('carol');
+  });
+
+  it("playlist deleted lists a user's deleted playlists, and playlist restore brings one back for its owner", async ({
+    expect,
+  }) => {
+    const added = await mixtape(['user', 'add', 'carol', '--password-stdin'], { input: 'pw\n' });
+    expect(added.code).toBe(0);
+    const config = loadConfig({ DATABASE_URL, LOG_LEVEL: 'silent', MIXTAPE_SEED_CATALOG: 'false' });
+    const db = openDatabase(config.database);
+    const app = await buildApp({ config, db });
+    const headers = { security: basic('carol', 'pw') };
+    try {
+      const song = await db.kysely
+        .insertInto('songs')
+        .values({ title: 'Kept', artist: 'A', album: 'B', genre: 'C', duration: 1, search_doc: 'kept' })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const created = await app.inject({
+        method: 'POST',
+        url: '/v3/playlist',
+        headers,
+        payload: { name: 'Dropped by mistake', songIds: [song.id, song.id] },
+      });
+      const { id } = created.json<{ id: number }>();
+      expect((await app.inject({ method: 'DELETE', url: `/v3/playlist/${id}`, headers })).statusCode).toBe(200);
+
+      const listed = await mixtape(['playlist', 'deleted', 'carol']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toMatch(
+        new RegExp(`^${id}\\tDropped by mistake\\tdeleted \\d{4}-.*mixtape playlist restore ${id}$`, 'm'),
+      );
+      const restored = await mixtape(['playlist', 'restore', String(id)]);
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(restored.stdout).toBe(`Playlist ${id} of "carol" restored from version 2: 2 songs.\n`);
+      const read = await app.inject({ method: 'GET', url: `/v3/playlist/${id}`, headers });
+      expect(read.statusCode).toBe(200);
+      expect(read.json<{ name: string }>().name).toBe('Dropped by mistake');
+      const again = await mixtape(['playlist', 'restore', String(id), '--version', '9']);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/no version 9/);
+      expect((await mixtape(['playlist', 'deleted', 'nobody'])).stderr).toMatch(/No user named "nobody"/);
+      expect((await mixtape(['playlist', 'restore', 'x'])).code).toBe(2);
+    } finally {
+      await app.close();
+      await db.close();
+    }
+  }, 90_000);
+
+  it('fails with the usage when no command is given, and lists the user commands for a bare `user`', async ({
+    expect,
+  }) => {
+    const [none, user, help] = await Promise.all([mixtape([]), mixtape(['user']), mixtape(['--help'])]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/a command is needed[\s\S]*Usage: mixtape <command>[\s\S]*catalog import PATH/);
+    expect(user.code).toBe(2);
+    expect(user.stderr).toMatch(
+      /mixtape user needs a command[\s\S]*user add NAME[\s\S]*user remove NAME[\s\S]*user list/,
+    );
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toMatch(/^Usage: mixtape <command>/);
+  });
+});

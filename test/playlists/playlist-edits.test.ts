@@ -1,0 +1,299 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIALECTS } from '../helpers/databases.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createPlaylist, expectError, type PlaylistBody } from '../helpers/requests.js';
+
+const ids = (body: PlaylistBody) => body.songs.map((s) => s.id);
+
+for (const dialect of DIALECTS) {
+  describe(`editing playlists on ${dialect}`, () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp(dialect);
+    });
+    afterAll(async () => {
+      await t.close();
+    });
+
+    const edit = (
+      method: 'PATCH' | 'PUT' | 'POST',
+      url: string,
+      security: string,
+      payload: unknown,
+      headers: Record<string, string> = {},
+    ) =>
+      t.app.inject({
+        method,
+        url,
+        headers: { security, 'content-type': 'application/json', ...headers },
+        payload: JSON.stringify(payload),
+      });
+    const get = (id: number, security: string) =>
+      t.app.inject({ method: 'GET', url: `/v3/playlist/${id}`, headers: { security } });
+
+    it('a create answers the ETag GET gives, so that the first edit can be conditional', async () => {
+      const security = await t.addUser();
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/v3/playlist',
+        headers: { security, 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'Fresh', songIds: [1, 2] }),
+      });
+      expect(created.statusCode).toBe(200);
+      const { id } = created.json<PlaylistBody>();
+      const read = await get(id, security);
+      expect(created.headers.etag).toMatch(/^"[^"]+"$/);
+      expect(created.headers.etag).toBe(read.headers.etag);
+      const appended = await edit(
+        'POST',
+        `/v3/playlist/${id}/songs`,
+        security,
+        { songIds: [3] },
+        {
+          'if-match': String(created.headers.etag),
+        },
+      );
+      expect(appended.statusCode, appended.body).toBe(200);
+      expect(ids(appended.json())).toEqual([1, 2, 3]);
+    });
+
+    it('renames and replaces songs with a merge patch; the answer is what GET then answers, with its ETag', async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Before', [1, 2, 3]);
+      const before = await get(created.id, security);
+      const response = await edit(
+        'PATCH',
+        `/v3/playlist/${created.id}`,
+        security,
+        { name: 'After' },
+        {
+          'content-type': 'application/merge-patch+json',
+        },
+      );
+      expect(response.statusCode).toBe(200);
+      expect(response.json<PlaylistBody>()).toMatchObject({ id: created.id, name: 'After' });
+      expect(ids(response.json())).toEqual([1, 2, 3]);
+      const after = await get(created.id, security);
+      expect(after.body).toBe(response.body);
+      expect(after.headers.etag).toBe(response.headers.etag);
+      expect(after.headers.etag).not.toBe(before.headers.etag);
+
+      const songs = await edit('PATCH', `/v3/playlists/${created.id}`, security, { songIds: [5, 5, 4] });
+      expect(songs.statusCode).toBe(200);
+      expect(songs.json<PlaylistBody>().name).toBe('After');
+      expect(ids(songs.json())).toEqual([5, 5, 4]);
+    });
+
+    it('applies a JSON Patch all or nothing: add, move, remove, test; 409 for a failed test, 400 for another path', async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Patched', [1, 2, 3]);
+      const url = `/v3/playlist/${created.id}`;
+      const type = { 'content-type': 'application/json-patch+json' };
+      const ok = await edit(
+        'PATCH',
+        url,
+        security,
+        [
+          { op: 'test', path: '/name', value: 'Patched' },
+          { op: 'add', path: '/songs/-', value: { id: 7 } },
+          { op: 'move', from: '/songs/0', path: '/songs/3' },
+          { op: 'remove', path: '/songs/0' },
+        ],
+        type,
+      );
+      expect(ok.statusCode).toBe(200);
+      expect(ids(ok.json())).toEqual([3, 7, 1]);
+
+      const failed = await edit(
+        'PATCH',
+        url,
+        security,
+        [
+          { op: 'remove', path: '/songs/0' },
+          { op: 'test', path: '/name', value: 'Something else' },
+        ],
+        type,
+      );
+      expectError(failed, 409);
+      const bad = await edit('PATCH', url, security, [{ op: 'replace', path: '/owner', value: 1 }], type);
+      expectError(bad, 400);
+      const past = await edit('PATCH', url, security, [{ op: 'remove', path: '/songs/9' }], type);
+      expectError(past, 409);
+      expect(ids((await get(created.id, security)).json())).toEqual([3, 7, 1]);
+    });
+
+    it('replaces a whole playlist with PUT, and inserts songs with POST …/songs', async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Old', [1]);
+      const put = await edit('PUT', `/v3/playlist/${created.id}`, security, { name: 'New', songIds: [2, 3] });
+      expect(put.statusCode).toBe(200);
+      expect(put.json<PlaylistBody>().name).toBe('New');
+      expect(ids(put.json())).toEqual([2, 3]);
+      expectError(await edit('PUT', `/v3/playlist/${created.id}`, security, { name: 'Only a name' }), 400);
+
+      const appended = await edit('POST', `/v3/playlist/${created.id}/songs`, security, { songIds: [9, 8] });
+      expect(appended.statusCode).toBe(200);
+      expect(ids(appended.json())).toEqual([2, 3, 9, 8]);
+      const inserted = await edit('POST', `/v3/playlists/${created.id}/songs`, security, {
+        songIds: [4],
+        position: 1,
+      });
+      expect(ids(inserted.json())).toEqual([2, 4, 3, 9, 8]);
+      expectError(
+        await edit('POST', `/v3/playlist/${created.id}/songs`, security, { songIds: [4], position: 99 }),
+        409,
+      );
+      expectError(await edit('POST', `/v3/playlist/${created.id}/songs`, security, { songIds: [999_999] }), 422);
+    });
+
+    it("refuses a merge patch create would refuse, with create's sentence, whatever type it is sent as", async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Kept', [1]);
+      const cases: [string, RegExp][] = [
+        ['[]', /^The request body must be a JSON object\.$/],
+        ['"x"', /must be a JSON object/],
+        ['{"name": null}', /^"name" must be a string\.$/],
+        ['{"songIds": null}', /^"songIds" must be an array\.$/],
+        ['{"name": ["x"]}', /"name" must be a string/],
+        ['{"name": "   "}', /"name" must not be blank/],
+        [`{"name": "${'x'.repeat(201)}"}`, /"name" must be at most 200 characters long/],
+        ['{"songIds": "1,2"}', /"songIds" must be an array/],
+        ['{"songIds": [1, "2"]}', /"songIds\[1\]" must be an integer/],
+        ['{"songIds": [1, 0]}', /"songIds\[1\]" must be at least 1/],
+      ];
+      const types = [
+        'application/merge-patch+json',
+        'application/json',
+        'text/plain',
+        'application/x-www-form-urlencoded',
+      ];
+      for (const type of types) {
+        for (const [payload, message] of cases) {
+          const response = await t.app.inject({
+            method: 'PATCH',
+            url: `/v3/playlist/${created.id}`,
+            headers: { security, 'content-type': type },
+            payload,
+          });
+          expect(expectError(response, 400).errormsg, `${type} ${payload}`).toMatch(message);
+        }
+      }
+      const url = `/v3/playlist/${created.id}/songs`;
+      const insert = (body: unknown) => edit('POST', url, security, body);
+      expect(expectError(await insert({ songIds: [1], position: -1 }), 400).errormsg).toMatch(
+        /"position" must be at least 0/,
+      );
+      expect(expectError(await insert({ songIds: [1], position: 1.5 }), 400).errormsg).toMatch(
+        /"position" must be an integer/,
+      );
+      expect(expectError(await insert({ songIds: [0] }), 400).errormsg).toMatch(/"songIds\[0\]" must be at least 1/);
+      expect((await get(created.id, security)).json<PlaylistBody>()).toMatchObject({
+        name: 'Kept',
+        songs: [{ id: 1 }],
+      });
+    });
+
+    it('honours If-Match: the current ETag or * applies, another answers 412 with the current ETag and changes nothing', async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Guarded', [1, 2]);
+      const url = `/v3/playlist/${created.id}/songs`;
+      const current = (await get(created.id, security)).headers.etag as string;
+      const first = await edit('POST', url, security, { songIds: [3] }, { 'if-match': current });
+      expect(first.statusCode).toBe(200);
+      const stale = await edit('POST', url, security, { songIds: [4] }, { 'if-match': current });
+      const error = expectError(stale, 412);
+      expect(error.errormsg).toMatch(/If-Match/);
+      expect(stale.headers.etag).toBe(first.headers.etag);
+      expect(
+        await edit('POST', url, security, { songIds: [4] }, { 'if-match': `W/${first.headers.etag as string}` }),
+      ).toMatchObject({ statusCode: 412 });
+      const any = await edit('POST', url, security, { songIds: [5] }, { 'if-match': '*' });
+      expect(ids(any.json())).toEqual([1, 2, 3, 5]);
+    });
+
+    it('lets exactly one of twelve edits racing with the same If-Match through', async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Raced', [1]);
+      const etag = (await get(created.id, security)).headers.etag as string;
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_v, i) =>
+          edit('POST', `/v3/playlist/${created.id}/songs`, security, { songIds: [10 + i] }, { 'if-match': etag }),
+        ),
+      );
+      const statuses = answers.map((a) => a.statusCode).sort();
+      expect(statuses).toEqual([200, ...Array<number>(11).fill(412)]);
+    });
+
+    it('keeps every one of many appends sent at once, without a precondition', async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Crowded', []);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_v, i) =>
+          edit('POST', `/v3/playlist/${created.id}/songs`, security, { songIds: [i + 1] }),
+        ),
+      );
+      expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+      expect(ids((await get(created.id, security)).json()).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 20 }, (_v, i) => i + 1),
+      );
+    });
+
+    it('answers 404 to a stranger and 410 to the owner of a deleted playlist before any precondition', async () => {
+      const owner = await t.addUser();
+      const stranger = await t.addUser();
+      const created = await createPlaylist(t.app, owner, 'Mine', [1]);
+      const url = `/v3/playlist/${created.id}`;
+      expectError(await edit('PATCH', url, stranger, { name: 'Theirs' }, { 'if-match': '"nope"' }), 404);
+      expectError(await edit('PUT', url, stranger, { name: 'Theirs', songIds: [] }), 404);
+      expectError(await edit('POST', `${url}/songs`, stranger, { songIds: [1] }), 404);
+      await t.app.inject({ method: 'DELETE', url, headers: { security: owner } });
+      expectError(await edit('PATCH', url, owner, { name: 'Back' }, { 'if-match': '"nope"' }), 410);
+      expectError(await edit('PATCH', '/v3/playlist/999999999', owner, { name: 'None' }), 404);
+    });
+
+    it('answers 415 with Accept-Patch for another PATCH body type, and 409 over the songs limit', async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Typed', [1]);
+      const url = `/v3/playlist/${created.id}`;
+      const xml = await t.app.inject({
+        method: 'PATCH',
+        url,
+        headers: { security, 'content-type': 'application/xml' },
+        payload: '<name>x</name>',
+      });
+      expectError(xml, 415);
+      expect(xml.headers['accept-patch']).toBe('application/merge-patch+json, application/json-patch+json');
+      expect(xml.json<{ errormsg: string }>().errormsg).toMatch(/^A PATCH takes application\/merge-patch\+json/);
+      const untyped = await t.app.inject({ method: 'PATCH', url, headers: { security }, payload: 'name=x' });
+      expectError(untyped, 415);
+      expect(untyped.headers['accept-patch']).toBe(xml.headers['accept-patch']);
+      expect((await get(created.id, security)).json<PlaylistBody>().name).toBe('Typed');
+      const tooMany = Array.from({ length: 1001 }, () => 1);
+      expectError(await edit('PATCH', url, security, { songIds: tooMany }), 409);
+    });
+
+    it('shows an edit in pages, searches and the cover at once, after they were read', async () => {
+      const security = await t.addUser();
+      const created = await createPlaylist(t.app, security, 'Morning Tunes', [1, 2]);
+      const list = () => t.app.inject({ method: 'GET', url: '/v3/playlist', headers: { security } });
+      const search = (words: string) =>
+        t.app.inject({ method: 'GET', url: `/v3/playlist?search=${words}`, headers: { security } });
+      const cover = () =>
+        t.app.inject({ method: 'GET', url: `/v3/playlist/${created.id}/image?size=64`, headers: { security } });
+      const warmList = await list();
+      expect((await search('morning')).json()).toHaveLength(1);
+      const warmCover = await cover();
+
+      const renamed = await edit('PATCH', `/v3/playlist/${created.id}`, security, { name: 'Evening Tunes' });
+      expect(renamed.statusCode).toBe(200);
+      const listed = await list();
+      expect(listed.json<PlaylistBody[]>()[0]!.name).toBe('Evening Tunes');
+      expect(listed.headers.etag).not.toBe(warmList.headers.etag);
+      expect((await search('morning')).json()).toEqual([]);
+      expect((await search('evening')).json<PlaylistBody[]>().map((p) => p.id)).toEqual([created.id]);
+      const redrawn = await cover();
+      expect(redrawn.statusCode).toBe(200);
+      expect(redrawn.headers.etag).not.toBe(warmCover.headers.etag);
+    });
+  });
+}
