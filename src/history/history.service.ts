@@ -3,7 +3,9 @@ import type { Db } from '../db/database.js';
 import { WRITERS, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
 import type { ExportConfig, Limits } from '../config.js';
+import { ifMatch, preconditionFailed } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
+import { checkSongCount, EditRefused } from '../playlists/playlist-edit.checks.js';
 import { playlistAnswer, etagOf, type PlaylistAnswer } from '../playlists/playlist.answers.js';
 import type { PlaylistFile } from '../playlists/playlist-files.service.js';
 import { findDeletedPlaylist, findPlaylist, insertEntries } from '../playlists/playlist.repository.js';
@@ -26,6 +28,9 @@ const NOT_FOUND = 'No such playlist.';
 /** Song ids of versions kept in memory (about 8 MB). */
 const VERSION_CACHE_IDS = 1_000_000;
 const ALREADY_DELETED = 'This playlist is already deleted.';
+
+const songAnswers = (songs: readonly { id: number; title: string; artist: string }[]) =>
+  songs.map(({ id, title, artist }) => ({ id, title, artist }));
 
 export interface HistorySettings {
   readonly limits: Limits;
@@ -75,12 +80,21 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
     return content;
   }
 
-  async function tracks(songIds: readonly number[]) {
-    const byId = new Map((await songsByIds(q, songIds)).map((song) => [song.id, song]));
+  async function tracks(songIds: readonly number[], from: Db['kysely'] = q) {
+    const byId = new Map((await songsByIds(from, songIds)).map((song) => [song.id, song]));
     return songIds.flatMap((id) => {
       const song = byId.get(id);
       return song === undefined ? [] : [song];
     });
+  }
+
+  /** A restore is refused as an edit is when it would leave more songs than a playlist may hold now. */
+  function withinSongsLimit(count: number) {
+    try {
+      checkSongCount(count, settings.limits);
+    } catch (error) {
+      throw error instanceof EditRefused ? ApiError.conflict(error.message) : error;
+    }
   }
 
   async function restoreDeleted(userId: number, id: number, precondition: string | undefined, to: VersionContent) {
@@ -94,16 +108,19 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       if (deleted?.owner_id !== userId) {
         throw ApiError.conflict('This playlist was restored meanwhile: read it, then retry.');
       }
+      const bounds = (await historyBounds(trx, id))!;
+      const last = (await versionContent(trx, id, bounds.newest))!;
       if (precondition !== undefined) {
-        throw new ApiError(412, 'This playlist is deleted, so If-Match names no current version: restore it without.');
+        // A deleted playlist has no current answer (`*` fails), but the version its delete left has an ETag.
+        const etag = playlistAnswer({ id, name: last.name, songs: songAnswers(await tracks(last.songIds, trx)) }).etag;
+        if (precondition.trim() === '*' || !ifMatch(precondition, etag)) throw preconditionFailed(etag);
       }
+      withinSongsLimit(to.songIds.length);
       if ((await reservePlaylistSlot(trx, userId, settings.limits.playlistsPerUser)) === undefined) {
         throw ApiError.conflict(
           `You have reached the limit of ${settings.limits.playlistsPerUser} playlists; delete one to make room.`,
         );
       }
-      const bounds = (await historyBounds(trx, id))!;
-      const last = (await versionContent(trx, id, bounds.newest))!;
       const now = Date.now();
       await trx
         .insertInto('playlists')
@@ -123,11 +140,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
         after: to.songIds,
         at: now,
       });
-      return playlistAnswer({
-        id,
-        name: to.name,
-        songs: songs.map(({ id: s, title, artist }) => ({ id: s, title, artist })),
-      });
+      return playlistAnswer({ id, name: to.name, songs: songAnswers(songs) });
     });
     return { id, ...answer };
   }
@@ -147,8 +160,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
     /** A kept version as JSON, as `GET /v3/playlist/{id}` answers a playlist. */
     async json(userId: number, id: number, wanted: number): Promise<PlaylistAnswer> {
       const content = await version(userId, id, wanted);
-      const songs = (await tracks(content.songIds)).map(({ id: s, title, artist }) => ({ id: s, title, artist }));
-      return playlistAnswer({ id, name: content.name, songs });
+      return playlistAnswer({ id, name: content.name, songs: songAnswers(await tracks(content.songIds)) });
     },
 
     /** A kept version as a playlist file (the `files.get` of the playlist routes, for one version). */
@@ -198,7 +210,11 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
         return playlists.asWrite(userId, () => restoreDeleted(userId, id, precondition, to));
       }
       const document = { name: to.name, songs: to.songIds.map((songId) => ({ id: songId })) };
-      return playlists.edit(userId, id, precondition, () => document, to.songIds.length, 'restore');
+      const change = () => {
+        checkSongCount(document.songs.length, settings.limits);
+        return document;
+      };
+      return playlists.edit(userId, id, precondition, change, to.songIds.length, 'restore');
     },
   };
 }
