@@ -19,6 +19,8 @@ import {
   historyBounds,
   pageOfRevisions,
   recordRevision,
+  revisionCount,
+  revisionOwner,
   versionContent,
   type RevisionSummary,
   type VersionContent,
@@ -62,22 +64,23 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       : ApiError.notFound(NOT_FOUND);
   }
 
-  /** The version as its revision left it: 404 for one that never existed, 410 for one no longer kept. */
+  /**
+   * The version as its revision left it: 404 for one that never existed, 410 for one no longer kept. Its own revision
+   * says whose it is, so reading a kept version costs the same whatever the length of the history.
+   */
   async function version(userId: number, id: number, wanted: number): Promise<VersionContent> {
-    const bounds = await owned(userId, id);
-    if (wanted > bounds.newest) throw ApiError.notFound(`This playlist has no version ${wanted}.`);
     const key = `${id}:${wanted}`;
-    let content = wanted < bounds.oldest ? undefined : contents.get(key);
-    if (content === undefined && wanted >= bounds.oldest) {
-      content = await versionContent(q, id, wanted);
+    let content: VersionContent | undefined;
+    if ((await revisionOwner(q, id, wanted)) === userId) {
+      content = contents.get(key) ?? (await versionContent(q, id, wanted));
       if (content !== undefined) contents.set(key, content);
     }
-    if (content === undefined) {
-      throw ApiError.gone(
-        `Version ${wanted} of this playlist is no longer kept: versions are kept for ${settings.historyDays} days (the oldest kept is ${bounds.oldest}).`,
-      );
-    }
-    return content;
+    if (content !== undefined) return content;
+    const bounds = await owned(userId, id);
+    if (wanted > bounds.newest) throw ApiError.notFound(`This playlist has no version ${wanted}.`);
+    throw ApiError.gone(
+      `Version ${wanted} of this playlist is no longer kept: versions are kept for ${settings.historyDays} days (the oldest kept is ${bounds.oldest}).`,
+    );
   }
 
   async function tracks(songIds: readonly number[], from: Db['kysely'] = q) {
@@ -153,8 +156,8 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       limit: number,
       offset: number,
     ): Promise<{ revisions: RevisionSummary[]; total: number }> {
-      const bounds = await owned(userId, id);
-      return { revisions: await pageOfRevisions(q, id, limit, offset), total: bounds.count };
+      await owned(userId, id);
+      return { revisions: await pageOfRevisions(q, id, limit, offset), total: await revisionCount(q, id) };
     },
 
     /** A kept version as JSON, as `GET /v3/playlist/{id}` answers a playlist. */
