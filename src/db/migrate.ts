@@ -10,6 +10,7 @@ import * as playlistVersions from './migrations/2026-11-27-playlist-versions.js'
 import * as ownerSearch from './migrations/2026-11-28-owner-search.js';
 import * as signInBudgets from './migrations/2026-11-29-sign-in-budgets.js';
 import * as playlistHistory from './migrations/2026-11-30-playlist-history.js';
+import * as revisionCopies from './migrations/2026-12-01-revision-copies.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -21,6 +22,7 @@ const MIGRATIONS = {
   '2026-11-28-owner-search': ownerSearch,
   '2026-11-29-sign-in-budgets': signInBudgets,
   '2026-11-30-playlist-history': playlistHistory,
+  '2026-12-01-revision-copies': revisionCopies,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -90,6 +90,15 @@ export function changeFeed(db: Db, historyDays: number) {
       ? { id: row.id, change: row.change, at: new Date(row.at).toISOString() }
       : { id: row.id, version: row.version, change: row.change, at: new Date(row.at).toISOString() };
 
+  /**
+   * Several revisions of one playlist that a page read come as one entry, its latest, where that latest stands. Only
+   * what this page read: the token still moves past every row of it, so neither the horizon nor paging changes.
+   */
+  const latestOnly = <T extends { id: number }>(rows: readonly T[]): T[] => {
+    const last = new Map(rows.map((row, i) => [row.id, i]));
+    return rows.filter((row, i) => last.get(row.id) === i);
+  };
+
   const later = (a: FeedPosition, b: FeedPosition) => (a.xid > b.xid || (a.xid === b.xid && a.seq > b.seq) ? a : b);
 
   return {
@@ -119,7 +128,7 @@ export function changeFeed(db: Db, historyDays: number) {
       // Everything below the horizon was delivered: the next read starts there.
       if (!more && horizon !== undefined) position = later({ xid: horizon, seq: 0 }, position);
       const next = await sign({ userId, position, listedUpTo: undefined, issuedAt: now });
-      return { changes: shown.map(entry), next, more };
+      return { changes: latestOnly(shown).map(entry), next, more };
     },
   };
 }

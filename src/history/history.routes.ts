@@ -46,7 +46,7 @@ const ifMatchHeaders = Type.Object({
   'if-match': Type.Optional(
     Type.String({
       description:
-        'Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412 (always on a deleted playlist).',
+        'Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete.',
     }),
   ),
 });
@@ -179,13 +179,16 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
           400: BAD_REQUEST,
           404: error('No such playlist for this user, or it never had this version.'),
           409: error(
-            "The caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile.",
+            "The version has more songs than a playlist may hold now, the caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile.",
           ),
           410: GONE_VERSION,
           412: error(
             '`If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag.',
             {
-              ETag: { type: 'string', description: 'The current ETag of the playlist.' },
+              ETag: {
+                type: 'string',
+                description: 'The current ETag of the playlist (of a deleted one: of the version its delete left).',
+              },
             },
           ),
           413: error(`The body is larger than ${limits.bodyBytes} bytes.`),

@@ -3,7 +3,9 @@ import type { Db } from '../db/database.js';
 import { WRITERS, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
 import type { ExportConfig, Limits } from '../config.js';
+import { ifMatch, preconditionFailed } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
+import { checkSongCount, EditRefused } from '../playlists/playlist-edit.checks.js';
 import { playlistAnswer, etagOf, type PlaylistAnswer } from '../playlists/playlist.answers.js';
 import type { PlaylistFile } from '../playlists/playlist-files.service.js';
 import { ALREADY_DELETED } from '../playlists/playlist.access.js';
@@ -18,6 +20,7 @@ import {
   historyBounds,
   pageOfRevisions,
   recordRevision,
+  revisionCount,
   versionContent,
   type RevisionSummary,
   type VersionContent,
@@ -25,6 +28,9 @@ import {
 
 /** Song ids of versions kept in memory (about 8 MB). */
 const VERSION_CACHE_IDS = 1_000_000;
+
+const songAnswers = (songs: readonly { id: number; title: string; artist: string }[]) =>
+  songs.map(({ id, title, artist }) => ({ id, title, artist }));
 
 export interface HistorySettings {
   readonly limits: Limits;
@@ -54,35 +60,46 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
     return found;
   }
 
-  /** The version as its revision left it: 404 for one that never existed, 410 for one no longer kept. */
+  /**
+   * The version as its revision left it: 404 for one that never existed, 410 for one no longer kept. Access is the
+   * access module's; then one probe of the revision reads a kept version, so its cost does not grow with the history.
+   */
   async function version(
     userId: number,
     id: number,
     wanted: number,
     permission: 'read' | 'edit' = 'read',
   ): Promise<VersionContent> {
-    const kept = await bounds(userId, id, permission);
-    if (wanted > kept.newest) throw ApiError.notFound(`This playlist has no version ${wanted}.`);
+    await playlists.access.requireHistoryAccess(userId, id, permission);
     const key = `${id}:${wanted}`;
-    let content = wanted < kept.oldest ? undefined : contents.get(key);
-    if (content === undefined && wanted >= kept.oldest) {
-      content = await versionContent(q, id, wanted);
-      if (content !== undefined) contents.set(key, content);
+    const content = contents.get(key) ?? (await versionContent(q, id, wanted));
+    if (content !== undefined) {
+      contents.set(key, content);
+      return content;
     }
-    if (content === undefined) {
-      throw ApiError.gone(
-        `Version ${wanted} of this playlist is no longer kept: versions are kept for ${settings.historyDays} days (the oldest kept is ${kept.oldest}).`,
-      );
-    }
-    return content;
+    const kept = await historyBounds(q, id);
+    if (kept === undefined) throw ApiError.gone(ALREADY_DELETED);
+    if (wanted > kept.newest) throw ApiError.notFound(`This playlist has no version ${wanted}.`);
+    throw ApiError.gone(
+      `Version ${wanted} of this playlist is no longer kept: versions are kept for ${settings.historyDays} days (the oldest kept is ${kept.oldest}).`,
+    );
   }
 
-  async function tracks(songIds: readonly number[]) {
-    const byId = new Map((await songsByIds(q, songIds)).map((song) => [song.id, song]));
+  async function tracks(songIds: readonly number[], from: Db['kysely'] = q) {
+    const byId = new Map((await songsByIds(from, songIds)).map((song) => [song.id, song]));
     return songIds.flatMap((id) => {
       const song = byId.get(id);
       return song === undefined ? [] : [song];
     });
+  }
+
+  /** A restore is refused as an edit is when it would leave more songs than a playlist may hold now. */
+  function withinSongsLimit(count: number) {
+    try {
+      checkSongCount(count, settings.limits);
+    } catch (error) {
+      throw error instanceof EditRefused ? ApiError.conflict(error.message) : error;
+    }
   }
 
   async function restoreDeleted(userId: number, id: number, precondition: string | undefined, to: VersionContent) {
@@ -96,16 +113,19 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       if (deleted?.owner_id !== userId) {
         throw ApiError.conflict('This playlist was restored meanwhile: read it, then retry.');
       }
+      const bounds = (await historyBounds(trx, id))!;
+      const last = (await versionContent(trx, id, bounds.newest))!;
       if (precondition !== undefined) {
-        throw new ApiError(412, 'This playlist is deleted, so If-Match names no current version: restore it without.');
+        // A deleted playlist has no current answer (`*` fails), but the version its delete left has an ETag.
+        const etag = playlistAnswer({ id, name: last.name, songs: songAnswers(await tracks(last.songIds, trx)) }).etag;
+        if (precondition.trim() === '*' || !ifMatch(precondition, etag)) throw preconditionFailed(etag);
       }
+      withinSongsLimit(to.songIds.length);
       if ((await reservePlaylistSlot(trx, userId, settings.limits.playlistsPerUser)) === undefined) {
         throw ApiError.conflict(
           `You have reached the limit of ${settings.limits.playlistsPerUser} playlists; delete one to make room.`,
         );
       }
-      const bounds = (await historyBounds(trx, id))!;
-      const last = (await versionContent(trx, id, bounds.newest))!;
       const now = Date.now();
       await trx
         .insertInto('playlists')
@@ -125,11 +145,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
         after: to.songIds,
         at: now,
       });
-      return playlistAnswer({
-        id,
-        name: to.name,
-        songs: songs.map(({ id: s, title, artist }) => ({ id: s, title, artist })),
-      });
+      return playlistAnswer({ id, name: to.name, songs: songAnswers(songs) });
     });
     return { id, ...answer };
   }
@@ -142,15 +158,14 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       limit: number,
       offset: number,
     ): Promise<{ revisions: RevisionSummary[]; total: number }> {
-      const kept = await bounds(userId, id);
-      return { revisions: await pageOfRevisions(q, id, limit, offset), total: kept.count };
+      await bounds(userId, id);
+      return { revisions: await pageOfRevisions(q, id, limit, offset), total: await revisionCount(q, id) };
     },
 
     /** A kept version as JSON, as `GET /v3/playlist/{id}` answers a playlist. */
     async json(userId: number, id: number, wanted: number): Promise<PlaylistAnswer> {
       const content = await version(userId, id, wanted);
-      const songs = (await tracks(content.songIds)).map(({ id: s, title, artist }) => ({ id: s, title, artist }));
-      return playlistAnswer({ id, name: content.name, songs });
+      return playlistAnswer({ id, name: content.name, songs: songAnswers(await tracks(content.songIds)) });
     },
 
     /** A kept version as a playlist file (the `files.get` of the playlist routes, for one version). */
@@ -200,7 +215,11 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
         return playlists.asWrite(userId, () => restoreDeleted(userId, id, precondition, to));
       }
       const document = { name: to.name, songs: to.songIds.map((songId) => ({ id: songId })) };
-      return playlists.edit(userId, id, precondition, () => document, to.songIds.length, 'restore');
+      const change = () => {
+        checkSongCount(document.songs.length, settings.limits);
+        return document;
+      };
+      return playlists.edit(userId, id, precondition, change, to.songIds.length, 'restore');
     },
   };
 }

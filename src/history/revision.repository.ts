@@ -47,7 +47,8 @@ const splitIds = (text: string) => (text === '' ? [] : text.split(',').map(Numbe
 
 /**
  * Records a revision in the write's transaction: a splice of the version before, or the songs whole when there is
- * no version before or when the splices since the last whole copy would add up to more than the playlist's length.
+ * no version before or when the splices since the last whole copy (their ids, and one for each) would add up to more
+ * than the playlist's length. So any version is read from at most about its length plus one rows and twice its ids.
  */
 export async function recordRevision(trx: Q, revision: RevisionWrite): Promise<void> {
   const { before, after } = revision;
@@ -66,7 +67,8 @@ export async function recordRevision(trx: Q, revision: RevisionWrite): Promise<v
           )?.chain ?? null);
     if (previous !== null) {
       const splice = spliceOf(before, after);
-      const chain = previous + splice.deleted + splice.inserted.length;
+      // Each revision counts one besides its ids, so that a run of renames is also cut by a whole copy.
+      const chain = previous + splice.deleted + splice.inserted.length + 1;
       if (chain <= after.length) {
         stored = { splice_at: splice.at, splice_deleted: splice.deleted, songs: splice.inserted, chain };
       }
@@ -128,7 +130,7 @@ export async function recordDelete(
           eb.val(0).as('splice_at'),
           eb.val(0).as('splice_deleted'),
           eb.val('').as('songs'),
-          'chain',
+          eb(eb.ref('chain'), '+', 1).as('chain'),
         ])
         .where('playlist_id', '=', deleted.playlistId)
         .where('version', '=', deleted.version - 1),
@@ -155,28 +157,41 @@ export async function recordDelete(
     .execute();
 }
 
-/** What the history of a playlist holds: whose it is and the versions kept, or undefined when it has none. */
+/**
+ * What the history of a playlist holds: whose it is and the versions kept, or undefined when it has none; read from
+ * its newest and oldest revisions, two index probes whatever the history's length.
+ */
 export async function historyBounds(
   db: Q,
   playlistId: number,
-): Promise<{ ownerId: number; oldest: number; newest: number; count: number } | undefined> {
+): Promise<{ ownerId: number; oldest: number; newest: number } | undefined> {
+  const row = await db
+    .selectFrom('playlist_revisions as r')
+    .select((eb) => [
+      'r.owner_id',
+      'r.version',
+      eb
+        .selectFrom('playlist_revisions')
+        .select((inner) => inner.fn.min('version').as('v'))
+        .where('playlist_id', '=', playlistId)
+        .as('oldest'),
+    ])
+    .where('r.playlist_id', '=', playlistId)
+    .orderBy('r.version', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return { ownerId: row.owner_id, oldest: Number(row.oldest), newest: Number(row.version) };
+}
+
+/** How many revisions of a playlist are kept. */
+export async function revisionCount(db: Q, playlistId: number): Promise<number> {
   const row = await db
     .selectFrom('playlist_revisions')
-    .select((eb) => [
-      eb.fn.min<number | string | null>('owner_id').as('owner_id'),
-      eb.fn.min('version').as('oldest'),
-      eb.fn.max('version').as('newest'),
-      eb.fn.countAll().as('count'),
-    ])
+    .select((eb) => eb.fn.countAll().as('count'))
     .where('playlist_id', '=', playlistId)
     .executeTakeFirst();
-  if (row === undefined || row.owner_id === null) return undefined;
-  return {
-    ownerId: Number(row.owner_id),
-    oldest: Number(row.oldest),
-    newest: Number(row.newest),
-    count: Number(row.count),
-  };
+  return Number(row?.count ?? 0);
 }
 
 /** A revision as `GET …/versions` lists it. */
@@ -226,8 +241,8 @@ export interface VersionContent {
 }
 
 /**
- * The playlist as revision `version` left it: the last snapshot at or before it, and the splices after that, in one
- * statement; undefined when that revision is not kept.
+ * The playlist as revision `version` left it: the last snapshot at or before it (found in `playlist_revisions_copies`),
+ * and the splices after that, in one statement; undefined when that revision is not kept.
  */
 export async function versionContent(db: Q, playlistId: number, version: number): Promise<VersionContent | undefined> {
   const rows = await db
@@ -238,10 +253,13 @@ export async function versionContent(db: Q, playlistId: number, version: number)
     .where('version', '>=', (eb) =>
       eb
         .selectFrom('playlist_revisions')
-        .select((inner) => inner.fn.max('version').as('v'))
+        .select('version')
         .where('playlist_id', '=', playlistId)
         .where('version', '<=', version)
-        .where('splice_at', 'is', null),
+        .where('splice_at', 'is', null)
+        // Not max(): a planner may then read every copy; this reads back from `version` to the first one.
+        .orderBy('version', 'desc')
+        .limit(1),
     )
     .orderBy('version')
     .execute();

@@ -2057,7 +2057,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412 (always on a deleted playlist). */
+                /** @description Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete. */
                 "if-match"?: string;
             };
             path: {
@@ -2120,7 +2120,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile. */
+            /** @description The version has more songs than a playlist may hold now, the caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2141,7 +2141,7 @@ export interface operations {
             /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist (of a deleted one: of the version its delete left). */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -3792,7 +3792,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412 (always on a deleted playlist). */
+                /** @description Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete. */
                 "if-match"?: string;
             };
             path: {
@@ -3855,7 +3855,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile. */
+            /** @description The version has more songs than a playlist may hold now, the caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3876,7 +3876,7 @@ export interface operations {
             /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist (of a deleted one: of the version its delete left). */
                     ETag?: string;
                     [name: string]: unknown;
                 };
