@@ -1,18 +1,18 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
-import { sendNotModified, setRevalidation } from '../http/conditional.js';
+import { sendRevalidated } from '../http/conditional.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import {
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
   IF_NONE_MATCH_HEADER,
   NOT_FOUND,
-  REVALIDATE,
   SECURITY,
   error,
   json,
   notModified,
+  JSON_TYPE,
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { addVary } from '../http/vary.js';
@@ -35,7 +35,6 @@ export interface HistoryRouteDeps {
   readonly authenticate: onRequestHookHandler;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
 const HISTORY = ['History'];
 const ALIAS_NOTE = ' Alias of the singular path.';
 const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));
@@ -53,18 +52,6 @@ const ifMatchHeaders = Type.Object({
 const GONE_VERSION = error(
   'The caller deleted this playlist and its history is no longer kept, or this version is no longer kept.',
 );
-
-function sendRevalidated(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  answer: { body: Buffer; etag: string },
-  type = JSON_TYPE,
-) {
-  const revalidation = { etag: answer.etag, cacheControl: REVALIDATE };
-  return (
-    sendNotModified(request, reply, revalidation) ?? setRevalidation(reply, revalidation).type(type).send(answer.body)
-  );
-}
 
 /** A playlist's history (API 1.4.0): its revisions, any kept version, and restore; at the singular and plural paths. */
 export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
+import { JSON_TYPE, REVALIDATE } from './responses.js';
 import { addVary } from './vary.js';
 
 /**
@@ -89,4 +90,17 @@ export function sendNotModified(
   return setRevalidation(reply, { ...revalidation, etag: named })
     .code(304)
     .send();
+}
+
+/** The answer, or 304 if the client already has it; either way with its ETag and `Cache-Control`. */
+export function sendRevalidated(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: { readonly body: Buffer; readonly etag: string },
+  type = JSON_TYPE,
+): FastifyReply {
+  const revalidation = { etag: answer.etag, cacheControl: REVALIDATE };
+  return (
+    sendNotModified(request, reply, revalidation) ?? setRevalidation(reply, revalidation).type(type).send(answer.body)
+  );
 }

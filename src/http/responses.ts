@@ -18,6 +18,9 @@ export const HEADERS = {
 
 const PRIVATE_JSON: HeaderDoc = { ...HEADERS.cacheControl, ...HEADERS.vary };
 
+/** The media type of every JSON answer. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** `Cache-Control` of answers that may be kept by the caller's own cache if revalidated with their ETag. */
 export const REVALIDATE = 'private, no-cache';
 

@@ -11,6 +11,7 @@ import {
   UNSUPPORTED_JSON_BODY,
   error,
   json,
+  JSON_TYPE,
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import type { Edit } from './playlist-edit.service.js';
@@ -34,7 +35,6 @@ const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
 /** The body types a PATCH takes, named in `Accept-Patch` (RFC 5789) on its 415. */
 const ACCEPT_PATCH = `${MERGE_PATCH}, ${JSON_PATCH}`;
-const JSON_TYPE = 'application/json; charset=utf-8';
 const LIBRARY = ['Your Library'];
 
 const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
-import { sendNotModified, setRevalidation } from '../http/conditional.js';
+import { sendRevalidated } from '../http/conditional.js';
 import { addVary } from '../http/vary.js';
 import {
   AUTHENTICATED_ERRORS,
@@ -12,13 +12,13 @@ import {
   GONE,
   IF_NONE_MATCH_HEADER,
   NOT_FOUND,
-  REVALIDATE,
   UNSUPPORTED_JSON_BODY,
   empty,
   error,
   json,
   notModified,
   revalidatedJson,
+  JSON_TYPE,
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { pageQuerySchema } from '../http/schemas.js';
@@ -44,7 +44,6 @@ export interface PlaylistRouteDeps {
 
 const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));
 const newPlaylistRef = Type.Unsafe<NewPlaylist>(Type.Ref('newPlaylist'));
-const JSON_TYPE = 'application/json; charset=utf-8';
 const conditionalHeaders = Type.Object({
   'if-none-match': Type.Optional(Type.String(IF_NONE_MATCH_HEADER['if-none-match'])),
 });
@@ -54,19 +53,6 @@ const ALIAS_NOTE = ' Alias of the singular path, as used by the getting-started 
 const LIBRARY = ['Your Library'];
 
 const PAGE_ETAG = 'Weak validator over what the page shows: its playlists and the total.';
-
-/** The answer, or 304 if the client already has it; either way with its ETag and `Cache-Control`. */
-function sendRevalidated(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  answer: { body: Buffer; etag: string },
-  type = JSON_TYPE,
-) {
-  const revalidation = { etag: answer.etag, cacheControl: REVALIDATE };
-  return (
-    sendNotModified(request, reply, revalidation) ?? setRevalidation(reply, revalidation).type(type).send(answer.body)
-  );
-}
 
 /** The playlist endpoints, at `/v3/playlist` and at the plural alias the getting-started examples use. */
 export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
