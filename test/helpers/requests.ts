@@ -41,3 +41,20 @@ export async function createPlaylist(
   expect(response.statusCode, response.body).toBe(200);
   return response.json<PlaylistBody>();
 }
+
+/** A request with the caller's credential, its payload (if any) sent as JSON, and any more headers. */
+export function sendAs(
+  app: FastifyInstance,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  url: string,
+  security: string,
+  payload?: unknown,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method,
+    url,
+    headers: { security, ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
+  });
+}

@@ -1,22 +1,10 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openTestApp, type TestApp } from '../helpers/app.js';
 import { describeEachDatabase, describeEachEmptyDatabase } from '../helpers/each-database.js';
-import { createPlaylist, expectError, type PlaylistBody } from '../helpers/requests.js';
+import { createPlaylist, expectError, sendAs, type PlaylistBody } from '../helpers/requests.js';
 
-const send = (
-  t: TestApp,
-  method: 'GET' | 'POST' | 'DELETE',
-  url: string,
-  security: string,
-  payload?: unknown,
-  headers = {},
-) =>
-  t.app.inject({
-    method,
-    url,
-    headers: { security, ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
-  });
+const send = (t: TestApp, ...args: Parameters<typeof sendAs> extends [unknown, ...infer R] ? R : never) =>
+  sendAs(t.app, ...args);
 
 // A version longer than the songs limit now in force (kept from when the limit was higher) is not restored.
 describeEachEmptyDatabase('restores over the songs limit on %s', (database) => {

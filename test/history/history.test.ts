@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeEachDatabase } from '../helpers/each-database.js';
-import { createPlaylist, expectError, type PlaylistBody } from '../helpers/requests.js';
+import { createPlaylist, expectError, sendAs, type PlaylistBody } from '../helpers/requests.js';
 
 interface RevisionBody {
   version: number;
@@ -14,19 +14,7 @@ interface RevisionBody {
 const ids = (body: PlaylistBody) => body.songs.map((s) => s.id);
 
 describeEachDatabase('playlist history on %s', (t) => {
-  const send = (
-    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
-    url: string,
-    security: string,
-    payload?: unknown,
-    headers = {},
-  ) =>
-    t.app.inject({
-      method,
-      url,
-      headers: { security, ...(payload === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
-    });
+  const send = (...args: Parameters<typeof sendAs> extends [unknown, ...infer R] ? R : never) => sendAs(t.app, ...args);
   const append = (id: number, security: string, songIds: number[]) =>
     send('POST', `/v3/playlist/${id}/songs`, security, { songIds });
 
