@@ -22,8 +22,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
-import { ROOT, startService } from './service.js';
+import { startService } from './service.js';
 import { addUser, auth, heavyLoad, percentile, post, victimLoad, type VictimLatency } from './neighbours.js';
+import { runStandalone } from './standalone.js';
 
 const SCAN_PLAYLISTS = 2000;
 const LARGE_PLAYLISTS = 10_000;
@@ -225,20 +226,4 @@ export function formatHostileSearch(results: HostileResults): string {
   return lines.join('\n');
 }
 
-if (process.argv[1]?.endsWith('hostile-search.ts') === true) {
-  const arg = (name: string) => {
-    const at = process.argv.indexOf(name);
-    return at > 0 ? process.argv[at + 1] : undefined;
-  };
-  const dialect = arg('--dialect') === 'postgres' ? 'postgres' : 'sqlite';
-  const duration = Number(arg('--duration') ?? 10);
-  const pgUrl = arg('--pg-url') ?? 'postgres://root@127.0.0.1:5432/postgres';
-  measureHostileSearch(dialect, pgUrl, duration, join(ROOT, 'bench', 'data'))
-    .then((results) => {
-      console.log(formatHostileSearch(results));
-    })
-    .catch((error: unknown) => {
-      console.error('bench:', error);
-      process.exitCode = 1;
-    });
-}
+runStandalone('hostile-search.ts', measureHostileSearch, formatHostileSearch);

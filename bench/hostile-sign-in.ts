@@ -23,7 +23,8 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { newDatabase } from './hostile-search.js';
 import { addUser, auth, heavyLoad, percentile, post, victimLoad, type VictimLatency } from './neighbours.js';
-import { ROOT, startService } from './service.js';
+import { startService } from './service.js';
+import { runStandalone } from './standalone.js';
 
 const HOSTILE_CONNECTIONS = 16;
 const RATE_LIMIT = 3000;
@@ -243,20 +244,4 @@ export function formatHostileSignIn(results: SignInResults): string {
   return lines.join('\n');
 }
 
-if (process.argv[1]?.endsWith('hostile-sign-in.ts') === true) {
-  const arg = (name: string) => {
-    const at = process.argv.indexOf(name);
-    return at > 0 ? process.argv[at + 1] : undefined;
-  };
-  const dialect = arg('--dialect') === 'postgres' ? 'postgres' : 'sqlite';
-  const duration = Number(arg('--duration') ?? 15);
-  const pgUrl = arg('--pg-url') ?? 'postgres://root@127.0.0.1:5432/postgres';
-  measureHostileSignIn(dialect, pgUrl, duration, join(ROOT, 'bench', 'data'))
-    .then((results) => {
-      console.log(formatHostileSignIn(results));
-    })
-    .catch((error: unknown) => {
-      console.error('bench:', error);
-      process.exitCode = 1;
-    });
-}
+runStandalone('hostile-sign-in.ts', measureHostileSignIn, formatHostileSignIn, 15);

@@ -17,7 +17,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { newDatabase } from './hostile-search.js';
 import { addUser, auth, heavyLoad, post, victimLoad, type VictimLatency } from './neighbours.js';
-import { ROOT, startService } from './service.js';
+import { startService } from './service.js';
+import { runStandalone } from './standalone.js';
 
 const CONNECTIONS = 50;
 const SONGS = 1000;
@@ -130,20 +131,4 @@ export function formatHostileWrites(results: HostileWritesResults): string {
   return lines.join('\n');
 }
 
-if (process.argv[1]?.endsWith('hostile-writes.ts') === true) {
-  const arg = (name: string) => {
-    const at = process.argv.indexOf(name);
-    return at > 0 ? process.argv[at + 1] : undefined;
-  };
-  const dialect = arg('--dialect') === 'postgres' ? 'postgres' : 'sqlite';
-  const duration = Number(arg('--duration') ?? 10);
-  const pgUrl = arg('--pg-url') ?? 'postgres://root@127.0.0.1:5432/postgres';
-  measureHostileWrites(dialect, pgUrl, duration, join(ROOT, 'bench', 'data'))
-    .then((results) => {
-      console.log(formatHostileWrites(results));
-    })
-    .catch((error: unknown) => {
-      console.error('bench:', error);
-      process.exitCode = 1;
-    });
-}
+runStandalone('hostile-writes.ts', measureHostileWrites, formatHostileWrites);
