@@ -11,6 +11,7 @@ import * as ownerSearch from './migrations/2026-11-28-owner-search.js';
 import * as signInBudgets from './migrations/2026-11-29-sign-in-budgets.js';
 import * as playlistHistory from './migrations/2026-11-30-playlist-history.js';
 import * as revisionCopies from './migrations/2026-12-01-revision-copies.js';
+import * as sharing from './migrations/2026-12-02-sharing.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -23,6 +24,7 @@ const MIGRATIONS = {
   '2026-11-29-sign-in-budgets': signInBudgets,
   '2026-11-30-playlist-history': playlistHistory,
   '2026-12-01-revision-copies': revisionCopies,
+  '2026-12-02-sharing': sharing,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

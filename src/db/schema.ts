@@ -14,6 +14,9 @@ export interface Database {
   sign_in_budgets: SignInBudgetTable;
   playlist_revisions: PlaylistRevisionTable;
   service_keys: ServiceKeyTable;
+  playlist_members: PlaylistMemberTable;
+  member_events: MemberEventTable;
+  playlist_links: PlaylistLinkTable;
 }
 
 export interface UserTable {
@@ -111,6 +114,38 @@ export interface PlaylistRevisionTable {
 export interface ServiceKeyTable {
   name: string;
   key: string;
+}
+
+/** A user besides its owner who may read (`viewer`) or also edit (`editor`) a playlist. */
+export interface PlaylistMemberTable {
+  playlist_id: number;
+  user_id: number;
+  owner_id: number;
+  role: 'viewer' | 'editor';
+  added_at: ColumnType<number | string, number, number>;
+}
+
+/** What the change feed tells a user about a membership: `shared` (added, or given another role) or `unshared`. */
+export interface MemberEventTable {
+  seq: Generated<number | string>;
+  /** PostgreSQL: the writing transaction's id (set by the database); 0 on SQLite. */
+  xid: Generated<number | string>;
+  user_id: number;
+  playlist_id: number;
+  change: 'shared' | 'unshared';
+  /** The playlist's version when it happened. */
+  version: ColumnType<number | string, number, number>;
+  at: ColumnType<number | string, number, number>;
+}
+
+/** A link anyone may open: only the SHA-256 digest (hex) of its token is kept. */
+export interface PlaylistLinkTable {
+  id: Generated<number>;
+  playlist_id: number;
+  owner_id: number;
+  digest: string;
+  created_at: ColumnType<number | string, number, number>;
+  expires_at: ColumnType<number | string | null, number | null, number | null>;
 }
 
 export type UserRow = Selectable<UserTable>;
