@@ -93,7 +93,7 @@ export interface paths {
         };
         /**
          * List your playlists
-         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words.
+         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`).
          */
         get: operations["getplaylists"];
         put?: never;
@@ -148,7 +148,7 @@ export interface paths {
         post?: never;
         /**
          * Delete one of your playlists
-         * @description Deletes one of the caller's playlists. Asking again answers 410.
+         * @description Deletes one of the caller's playlists. Asking again answers 410. Only its owner may delete a playlist (a member is answered 403).
          */
         delete: operations["deleteplaylist"];
         options?: never;
@@ -289,7 +289,7 @@ export interface paths {
         };
         /**
          * Alias of GET /v3/playlist
-         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words. Alias of the singular path, as used by the getting-started examples.
+         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`). Alias of the singular path, as used by the getting-started examples.
          */
         get: operations["getplaylistsPlural"];
         put?: never;
@@ -344,7 +344,7 @@ export interface paths {
         post?: never;
         /**
          * Alias of DELETE /v3/playlist/{playlist-id}
-         * @description Deletes one of the caller's playlists. Asking again answers 410. Alias of the singular path, as used by the getting-started examples.
+         * @description Deletes one of the caller's playlists. Asking again answers 410. Only its owner may delete a playlist (a member is answered 403). Alias of the singular path, as used by the getting-started examples.
          */
         delete: operations["deleteplaylistPlural"];
         options?: never;
@@ -627,6 +627,10 @@ export interface components {
             id: number;
             /** @description Playlist name */
             name: string;
+            /** @description The owner's name: only in answers to a member, for a playlist shared with them (an owner's answers have no `owner` and no `role`) */
+            owner?: string;
+            /** @description The caller's role, with `owner`: a viewer reads it, an editor also edits it */
+            role?: "viewer" | "editor";
             /** @description Songs in the playlist, in the order they were given */
             songs: components["schemas"]["song"][];
         };
@@ -892,6 +896,8 @@ export interface operations {
                 offset?: number;
                 /** @description Words that must all appear, case- and accent-insensitively, in the playlist's name or in a song's title, artist or genre */
                 search?: string;
+                /** @description `own` (the default): the caller's playlists; `shared`: those other users shared with the caller; `all`: both. Each in id order. */
+                scope?: "own" | "shared" | "all";
             };
             header?: {
                 /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
@@ -1352,7 +1358,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -1457,6 +1463,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -1475,7 +1490,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -1600,6 +1615,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -1609,7 +1633,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -1732,6 +1756,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -1750,7 +1783,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -1876,6 +1909,15 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="mixtape", charset="UTF-8"`. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2011,7 +2053,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2259,6 +2301,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -2277,7 +2328,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2627,6 +2678,8 @@ export interface operations {
                 offset?: number;
                 /** @description Words that must all appear, case- and accent-insensitively, in the playlist's name or in a song's title, artist or genre */
                 search?: string;
+                /** @description `own` (the default): the caller's playlists; `shared`: those other users shared with the caller; `all`: both. Each in id order. */
+                scope?: "own" | "shared" | "all";
             };
             header?: {
                 /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
@@ -3087,7 +3140,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3192,6 +3245,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -3210,7 +3272,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3335,6 +3397,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -3344,7 +3415,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3467,6 +3538,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -3485,7 +3565,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3611,6 +3691,15 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="mixtape", charset="UTF-8"`. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -3746,7 +3835,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3994,6 +4083,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -4012,7 +4110,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
