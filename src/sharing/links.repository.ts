@@ -57,15 +57,26 @@ export function insertLink(
     .executeTakeFirstOrThrow();
 }
 
-/** The playlist's live links, in id order. */
-export function liveLinks(db: Q, playlistId: number, now: number): Promise<LinkRow[]> {
-  return db
-    .selectFrom('playlist_links')
-    .select(['id', 'created_at', 'expires_at'])
-    .where('playlist_id', '=', playlistId)
-    .where(live(now))
-    .orderBy('id')
+/**
+ * The playlist's live links, in id order, in one statement with the playlist's row: undefined when the playlist is
+ * not there (deleted since access was granted).
+ */
+export async function liveLinks(db: Q, playlistId: number, now: number): Promise<LinkRow[] | undefined> {
+  const rows = await db
+    .selectFrom('playlists as p')
+    .leftJoin('playlist_links as l', (join) =>
+      join
+        .onRef('l.playlist_id', '=', 'p.id')
+        .on((eb) => eb.or([eb('l.expires_at', 'is', null), eb('l.expires_at', '>', now)])),
+    )
+    .select(['l.id', 'l.created_at', 'l.expires_at'])
+    .where('p.id', '=', playlistId)
+    .orderBy('l.id')
     .execute();
+  if (rows.length === 0) return undefined;
+  return rows.flatMap((row) =>
+    row.id === null ? [] : [{ id: row.id, created_at: row.created_at!, expires_at: row.expires_at }],
+  );
 }
 
 /** Deletes one live link of the playlist; false when it has no such link (or it had expired). */

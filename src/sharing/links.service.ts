@@ -110,6 +110,8 @@ export function linkService(db: Db, playlists: PlaylistService, linksMax: number
     async list(userId: number, playlistId: number): Promise<Link[]> {
       await access.requireAccess(userId, playlistId, 'own');
       const rows = await links.liveLinks(q, playlistId, Date.now());
+      // Deleted since access was granted.
+      if (rows === undefined) throw await access.refusal(userId, playlistId);
       return rows.map((row) => ({ id: row.id, createdAt: iso(row.created_at)!, expiresAt: iso(row.expires_at) }));
     },
 
@@ -118,8 +120,13 @@ export function linkService(db: Db, playlists: PlaylistService, linksMax: number
       await access.requireAccess(userId, playlistId, 'own');
       const now = Date.now();
       const deleted = await playlists.asWrite(userId, () =>
-        db.write((trx) => links.deleteLink(trx, playlistId, linkId, now)),
+        db.write(async (trx) => {
+          if (!(await links.lockPlaylist(trx, db.dialect, playlistId))) return undefined;
+          return links.deleteLink(trx, playlistId, linkId, now);
+        }),
       );
+      // Deleted since access was granted.
+      if (deleted === undefined) throw await access.refusal(userId, playlistId);
       if (!deleted) throw ApiError.notFound('This playlist has no such link.');
     },
 
