@@ -12,6 +12,7 @@ import { MEDIA_TYPES as COVER_TYPES, type CoverRenderer } from '../covers/render
 import { MEDIA_TYPES, type FileFormat } from '../formats/formats.js';
 import { contentDisposition } from '../formats/text.js';
 import { HEADERS, JSON_TYPE, error } from '../http/responses.js';
+import { PLAYLIST_FILES_CONTENT } from '../playlists/playlist-files.http.js';
 import type { TypedApp } from '../http/routes.js';
 import { addVary } from '../http/vary.js';
 import { SHARING } from './links.routes.js';
@@ -126,9 +127,7 @@ export function sharePageRoutes(app: TypedApp, deps: SharePageRouteDeps): void {
           content: {
             'text/html': text('The page, for people: it works without script.'),
             'application/json': { schema: SharedPlaylistJson },
-            'application/xspf+xml': text('XSPF version 1.'),
-            'application/jspf+json': text('JSPF.'),
-            'audio/mpegurl': text('Extended M3U in UTF-8.'),
+            ...PLAYLIST_FILES_CONTENT,
           },
         },
         400: error('`format` is none of xspf, jspf and m3u8.'),

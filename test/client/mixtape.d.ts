@@ -958,9 +958,30 @@ export interface operations {
                         /** @description Songs in the playlist, in order */
                         songs: components["schemas"]["song"][];
                     };
-                    "application/jspf+json": string;
+                    "application/jspf+json": {
+                        playlist: {
+                            /** @description The playlist's URL */
+                            identifier: string;
+                            /** @description The playlist's name */
+                            title: string;
+                            track: {
+                                album?: string;
+                                /** @description The artist */
+                                creator: string;
+                                /** @description Milliseconds */
+                                duration?: number;
+                                /** @description The song's catalog URL */
+                                identifier: string[];
+                                /** @description The song's URL */
+                                location: string[];
+                                title: string;
+                            }[];
+                        };
+                    };
+                    "application/vnd.apple.mpegurl": string;
                     "application/xspf+xml": string;
                     "audio/mpegurl": string;
+                    "audio/x-mpegurl": string;
                     "text/html": string;
                 };
             };
