@@ -53,13 +53,14 @@ h1{margin:6px 0 8px;font-size:clamp(28px,7vw,52px);line-height:1.08;letter-spaci
 .title{font-weight:600}
 .by{grid-column:2/4;color:var(--muted);font-size:14px}
 .album:not(:empty)::before{content:" · "}
-.heading{display:none}
+.songs .heading{display:none}
 @media (min-width:720px){
-.songs li{grid-template-columns:2.2em minmax(0,2fr) minmax(0,1.4fr) minmax(0,1.4fr) 4em;align-items:baseline}
+.songs li{grid-template-columns:2.2em minmax(0,2fr) minmax(0,1.4fr) minmax(0,1.4fr) 5.5em;align-items:baseline}
+.songs li>*,.by>*{grid-row:1}
+.title{grid-column:2}.artist{grid-column:3}.album{grid-column:4}.len{grid-column:5;text-align:right}
 .by{display:contents;font-size:15px}
 .album:not(:empty)::before{content:none}
-.len{text-align:right;grid-column:5}
-.heading{display:grid;color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.08em;font-weight:700}
+.songs .heading{display:grid;color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.08em;font-weight:700}
 }
 .empty{color:var(--muted);margin:24px 0 0}
 footer{margin-top:32px;color:var(--muted);font-size:13px}
@@ -114,7 +115,7 @@ const PAGE = `<%~ include('@head', { title: it.name + ' · shared by ' + it.owne
 <p class="empty">This playlist has no songs yet.</p>
 <% } else { %>
 <ol class="songs">
-<li class="heading" aria-hidden="true"><span class="n">#</span><span>Title</span><span>Artist</span><span>Album</span><span class="len">Length</span></li>
+<li class="heading" aria-hidden="true"><span class="n">#</span><span class="title">Title</span><span class="artist">Artist</span><span class="album">Album</span><span class="len">Length</span></li>
 <% for (const song of it.songs) { %>
 <li><span class="n"><%= song.number %></span><span class="title"><%= song.title %></span><span class="len"><%= song.length %></span><span class="by"><span class="artist"><%= song.artist %></span><span class="album"><%= song.album %></span></span></li>
 <% } %>
