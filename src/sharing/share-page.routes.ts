@@ -50,7 +50,9 @@ const SHARED_HEADERS = {
   'Cache-Control': header('`no-store`: a revoked link shows nothing from its next request on.'),
   'Referrer-Policy': header("`no-referrer`: the page's address (its token) is sent to no one."),
   'X-Robots-Tag': header('`noindex`.'),
-  'Content-Security-Policy': header(`\`${SHARE_PAGE_CSP}\` (the cover: \`${COVER_CSP}\`): no script runs.`),
+  'Content-Security-Policy': header(
+    `The page: \`default-src 'none'\`, its cover (\`img-src 'self'\`) and its own style sheet (by its hash), no base, form or frame; the cover: \`${COVER_CSP}\`. No script runs.`,
+  ),
 };
 const PAGE_HEADERS = { ...SHARED_HEADERS, Vary: header('`Accept`: the page or its JSON.') };
 const MISSING = {

@@ -937,7 +937,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description With `?format=`: the file name, as for the playlist's own files. */
                     "Content-Disposition"?: string;
-                    /** @description `default-src 'none'; img-src 'self'; style-src 'sha256-nTtmqsIxz1rl9w/YSYoNr0PlrIThVVl4UOkgaToKJN0='; base-uri 'none'; form-action 'none'; frame-ancestors 'none'` (the cover: `default-src 'none'; sandbox`): no script runs. */
+                    /** @description The page: `default-src 'none'`, its cover (`img-src 'self'`) and its own style sheet (by its hash), no base, form or frame; the cover: `default-src 'none'; sandbox`. No script runs. */
                     "Content-Security-Policy"?: string;
                     /** @description `no-referrer`: the page's address (its token) is sent to no one. */
                     "Referrer-Policy"?: string;
@@ -999,7 +999,7 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: a revoked link shows nothing from its next request on. */
                     "Cache-Control"?: string;
-                    /** @description `default-src 'none'; img-src 'self'; style-src 'sha256-nTtmqsIxz1rl9w/YSYoNr0PlrIThVVl4UOkgaToKJN0='; base-uri 'none'; form-action 'none'; frame-ancestors 'none'` (the cover: `default-src 'none'; sandbox`): no script runs. */
+                    /** @description The page: `default-src 'none'`, its cover (`img-src 'self'`) and its own style sheet (by its hash), no base, form or frame; the cover: `default-src 'none'; sandbox`. No script runs. */
                     "Content-Security-Policy"?: string;
                     /** @description `no-referrer`: the page's address (its token) is sent to no one. */
                     "Referrer-Policy"?: string;
@@ -1064,7 +1064,7 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: a revoked link shows nothing from its next request on. */
                     "Cache-Control"?: string;
-                    /** @description `default-src 'none'; img-src 'self'; style-src 'sha256-nTtmqsIxz1rl9w/YSYoNr0PlrIThVVl4UOkgaToKJN0='; base-uri 'none'; form-action 'none'; frame-ancestors 'none'` (the cover: `default-src 'none'; sandbox`): no script runs. */
+                    /** @description The page: `default-src 'none'`, its cover (`img-src 'self'`) and its own style sheet (by its hash), no base, form or frame; the cover: `default-src 'none'; sandbox`. No script runs. */
                     "Content-Security-Policy"?: string;
                     /** @description `no-referrer`: the page's address (its token) is sent to no one. */
                     "Referrer-Policy"?: string;
@@ -1094,7 +1094,7 @@ export interface operations {
                 headers: {
                     /** @description `no-store`: a revoked link shows nothing from its next request on. */
                     "Cache-Control"?: string;
-                    /** @description `default-src 'none'; img-src 'self'; style-src 'sha256-nTtmqsIxz1rl9w/YSYoNr0PlrIThVVl4UOkgaToKJN0='; base-uri 'none'; form-action 'none'; frame-ancestors 'none'` (the cover: `default-src 'none'; sandbox`): no script runs. */
+                    /** @description The page: `default-src 'none'`, its cover (`img-src 'self'`) and its own style sheet (by its hash), no base, form or frame; the cover: `default-src 'none'; sandbox`. No script runs. */
                     "Content-Security-Policy"?: string;
                     /** @description `no-referrer`: the page's address (its token) is sent to no one. */
                     "Referrer-Policy"?: string;
