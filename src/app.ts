@@ -45,6 +45,10 @@ import { ChangeEntry, Revision } from './history/history.schemas.js';
 import { changesRoutes } from './history/changes.routes.js';
 import { changeFeed } from './history/changes.service.js';
 import { startHistoryPruning } from './history/pruning.js';
+import { linkRoutes } from './sharing/links.routes.js';
+import { linkService } from './sharing/links.service.js';
+import { sharePageRoutes } from './sharing/share-page.routes.js';
+import { sharedPlaylists } from './sharing/share-page.service.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -99,14 +103,19 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   collectMetrics(app, registry);
   registerErrorHandling(app, limits.bodyBytes);
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins);
-  if (config.rateLimitPerMinute > 0) {
-    await registerRateLimit(app, {
-      perMinute: config.rateLimitPerMinute,
-      ipv6PrefixBits: config.server.ipv6PrefixBits,
-      redisUrl: config.redisUrl,
-    });
-  } else if (config.redisUrl !== undefined) {
-    app.log.warn('REDIS_URL is set but MIXTAPE_RATE_LIMIT is 0: there is no rate limit, and Redis is not used');
+  // The app's rate limit and the shared playlists' throttle count through one machinery (and one Redis).
+  const throttle =
+    config.rateLimitPerMinute > 0 || config.sharePerMinute > 0
+      ? await registerRateLimit(app, {
+          perMinute: config.rateLimitPerMinute,
+          ipv6PrefixBits: config.server.ipv6PrefixBits,
+          redisUrl: config.redisUrl,
+        })
+      : undefined;
+  if (throttle === undefined && config.redisUrl !== undefined) {
+    app.log.warn(
+      'REDIS_URL is set but MIXTAPE_RATE_LIMIT and MIXTAPE_SHARE_PER_MINUTE are 0: there is no rate limit, and Redis is not used',
+    );
   }
   await registerCompression(app);
   await registerOpenApi(app);
@@ -128,7 +137,17 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   app.addHook('onClose', () => {
     pruning.stop();
   });
-  coverRoutes(routes, { playlists, renderer: new CoverRenderer(config.images, registry), authenticate });
+  const renderer = new CoverRenderer(config.images, registry);
+  coverRoutes(routes, { playlists, renderer, authenticate });
+  const links = linkService(db, playlists, limits.linksMax);
+  const publicUrl = config.exports.publicUrl;
+  linkRoutes(routes, { links, limits, authenticate, publicUrl });
+  sharePageRoutes(routes, {
+    shared: sharedPlaylists(links, playlists, files),
+    renderer,
+    throttle: config.sharePerMinute > 0 ? throttle?.('share', config.sharePerMinute) : undefined,
+    publicUrl,
+  });
   songRoutes(routes, { songs: songService(db, limits, config.search, searches), limits, authenticate });
   opsRoutes(app, { db, registry, shutdownPhase: () => app.shutdownPhase(), metricsToken: config.metricsToken });
   return app;

@@ -32,6 +32,8 @@ export interface Limits {
   readonly searchMaxLength: number;
   readonly bodyBytes: number;
   readonly playlistsPerUser: number;
+  /** Live (not expired) share links a playlist may have at once. */
+  readonly linksMax: number;
 }
 
 /** Failed sign-in budgets, each over the same window. */
@@ -116,6 +118,8 @@ export interface Config {
   readonly server: ServerConfig;
   /** Requests per minute per client address; 0 switches general rate limiting off. */
   readonly rateLimitPerMinute: number;
+  /** Requests per minute per client address to shared playlists (`/s/…`), counted apart; 0 switches it off. */
+  readonly sharePerMinute: number;
   /**
    * The Redis that instances share the rate limit through (`REDIS_URL`, `redis://` or `rediss://`); undefined: each
    * instance counts on its own.
@@ -186,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
       searchMaxLength: read.int('MIXTAPE_SEARCH_MAX_LENGTH', 200, 1, 10_000),
       bodyBytes: read.int('MIXTAPE_BODY_LIMIT', 65_536, 1024, 64 * 1024 * 1024),
       playlistsPerUser: read.int('MIXTAPE_PLAYLISTS_PER_USER', 10_000, 1, 2 ** 31 - 1),
+      linksMax: read.int('MIXTAPE_LINKS_MAX', 10, 1, 10_000),
     },
     auth: {
       cacheSize: read.int('MIXTAPE_AUTH_CACHE_SIZE', 10_000, 1, 10_000_000),
@@ -223,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
       ipv6PrefixBits,
     },
     rateLimitPerMinute: read.int('MIXTAPE_RATE_LIMIT', 0, 0, 10_000_000),
+    sharePerMinute: read.int('MIXTAPE_SHARE_PER_MINUTE', 120, 0, 10_000_000),
     redisUrl: parseRedisUrl(env.REDIS_URL),
     corsOrigins: read.list('MIXTAPE_CORS_ORIGINS'),
     trustProxy: parseTrustProxy(env.MIXTAPE_TRUST_PROXY),

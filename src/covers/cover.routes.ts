@@ -24,18 +24,18 @@ const CACHE_CONTROL = 'private, max-age=3600';
  * has no origin. The SVG needs nothing more: its letters are outlines, its colours presentation attributes, and its
  * only references (`url(#…)`) point inside itself. Sent with every format, and with 304.
  */
-const CONTENT_SECURITY_POLICY = "default-src 'none'; sandbox";
+export const CONTENT_SECURITY_POLICY = "default-src 'none'; sandbox";
 
-const FORMATS = Object.keys(MEDIA_TYPES) as CoverFormat[];
+export const FORMATS = Object.keys(MEDIA_TYPES) as CoverFormat[];
 const BY_MEDIA_TYPE = new Map(FORMATS.map((format) => [MEDIA_TYPES[format], format]));
 
 /** The format `Accept` prefers; PNG when it names none of them, so that clients sending `*` or JSON get a picture. */
-function negotiateFormat(accept: string | undefined): CoverFormat {
+export function negotiateFormat(accept: string | undefined): CoverFormat {
   const preferred = new Negotiator({ headers: { accept } }).mediaType(FORMATS.map((f) => MEDIA_TYPES[f]));
   return (preferred === undefined ? undefined : BY_MEDIA_TYPE.get(preferred)) ?? 'png';
 }
 
-const CoverQuery = Type.Object({
+export const CoverQuery = Type.Object({
   size: Type.Integer({
     minimum: COVER_SIZE.min,
     maximum: COVER_SIZE.max,
@@ -53,7 +53,9 @@ const IMAGE_HEADERS = {
     `\`${CONTENT_SECURITY_POLICY}\`: opened on its own, the cover (the SVG in particular) loads nothing and runs nothing.`,
   ),
 };
-const binary = (mediaType: string) => ({ schema: { type: 'string', format: 'binary', contentMediaType: mediaType } });
+export const binary = (mediaType: string) => ({
+  schema: { type: 'string', format: 'binary', contentMediaType: mediaType },
+});
 
 /** The playlist cover: a generated picture of the playlist, at both the singular and the plural path. */
 export function coverRoutes(app: TypedApp, deps: CoverRouteDeps): void {

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { ServerConfig } from '../config.js';
 import { clientKey } from './client-address.js';
+import { loggedUrl } from './logged-url.js';
 import { errorBody, newEntry } from './errors.js';
 import { requestId } from './request-id.js';
 
@@ -93,7 +94,15 @@ function refuseExpectation(req: IncomingMessage, res: ServerResponse, log: Fasti
   const reqId = requestId(req);
   const expect = String(req.headers.expect).slice(0, 200);
   log.info(
-    { reqId, entry, method: req.method, url: req.url, status: 417, expect, remoteAddress: req.socket.remoteAddress },
+    {
+      reqId,
+      entry,
+      method: req.method,
+      url: loggedUrl(req.url ?? ''),
+      status: 417,
+      expect,
+      remoteAddress: req.socket.remoteAddress,
+    },
     'expectation refused',
   );
   const message = 'The service meets no expectation but 100-continue; send the request without this Expect header.';

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { isDatabaseUnavailable } from '../db/faults.js';
 import { ApiError, errorBody, newEntry } from './errors.js';
+import { loggedUrl } from './logged-url.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 declare module 'fastify' {
@@ -116,12 +117,14 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimit: number): 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '/';
     const route = routes.find((r) => r.pattern.test(path));
-    if (route === undefined) return sendError(request, reply, new ApiError(404, nothingAt(path)));
+    // The messages repeat the path, and the log line the message: never a share link's token.
+    const shown = loggedUrl(path);
+    if (route === undefined) return sendError(request, reply, new ApiError(404, nothingAt(shown)));
     const allow = [...route.methods].sort().join(', ');
     return sendError(
       request,
       reply,
-      new ApiError(405, `${request.method} is not allowed on ${path}; use ${allow}.`, { allow }),
+      new ApiError(405, `${request.method} is not allowed on ${shown}; use ${allow}.`, { allow }),
     );
   });
 }

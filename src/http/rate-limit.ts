@@ -1,15 +1,23 @@
 import { createRequire } from 'node:module';
 import rateLimit, { type FastifyRateLimitStore, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { Redis } from 'ioredis';
+import { clientKey } from './client-address.js';
 import { ApiError } from './errors.js';
 
 export interface RateLimitSettings {
+  /** Requests a minute per client address to every route; 0: no limit for the whole app. */
   readonly perMinute: number;
   readonly ipv6PrefixBits: number;
   /** The Redis that instances share the counts through; undefined: this instance counts on its own. */
   readonly redisUrl: string | undefined;
 }
+
+/**
+ * A throttle of its own for some routes (their `onRequest` hook): at most `perMinute` requests a minute from each
+ * client address to the routes that share its `name`, counted apart from the app's rate limit, in the same store.
+ */
+export type RouteThrottle = (name: string, perMinute: number) => onRequestAsyncHookHandler;
 
 /**
  * At most `perMinute` requests a minute from each client address (an IPv6 client by its first `ipv6PrefixBits`
@@ -19,9 +27,11 @@ export interface RateLimitSettings {
  * Every request is counted before any other work, signed in or not: the plugin would add its hook to each route
  * after the route's own `onRequest` hooks (authentication), so it is added once here, to the whole app, instead.
  * Routes with `config: { rateLimit: false }` (the probes and `/metrics`) are not counted.
+ *
+ * Returns the maker of route throttles, which count through the same machinery and store.
  */
-export async function registerRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<void> {
-  const { perMinute, redisUrl } = settings;
+export async function registerRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<RouteThrottle> {
+  const { perMinute, redisUrl, ipv6PrefixBits } = settings;
   const shared = redisUrl === undefined ? undefined : new SharedRedis(redisUrl, app.log);
   if (shared !== undefined) {
     app.addHook('onClose', () => {
@@ -32,27 +42,43 @@ export async function registerRateLimit(app: FastifyInstance, settings: RateLimi
     global: false,
     max: perMinute,
     timeWindow: 60_000,
-    ipv6Subnet: settings.ipv6PrefixBits,
+    ipv6Subnet: ipv6PrefixBits,
     ...(shared === undefined ? {} : { store: shared.store() }),
     errorResponseBuilder: (_request, context) =>
       ApiError.tooManyRequests(context.ttl / 1000, `Too many requests; the limit is ${context.max} a minute.`),
   });
+  const throttle: RouteThrottle = (name, max) => {
+    // Its own keys: `name` and the client, so that its counts never mix with the app's (keyed by the client alone).
+    const count = app.createRateLimit({
+      max,
+      timeWindow: 60_000,
+      keyGenerator: (request) => `${name} ${clientKey(request.ip, ipv6PrefixBits)}`,
+    });
+    return async (request) => {
+      const counted = await count(request);
+      if (counted.isAllowed || !counted.isExceeded) return;
+      throw ApiError.tooManyRequests(counted.ttl / 1000, `Too many requests; the limit here is ${max} a minute.`);
+    };
+  };
+  const where =
+    shared === undefined ? 'counts per instance (REDIS_URL shares it)' : `is shared through Redis at ${shared.where}`;
+  if (perMinute === 0) {
+    app.log.info(
+      { rateLimit: 0, shared: shared !== undefined },
+      `there is no rate limit for the whole service; route throttles' counting ${where}`,
+    );
+    return throttle;
+  }
   const limit = app.rateLimit();
   app.addHook('onRequest', async function (request, reply) {
     if (request.routeOptions.config.rateLimit === false) return;
     await limit.call(this, request, reply);
   });
-  if (shared === undefined) {
-    app.log.info(
-      { rateLimit: perMinute, shared: false },
-      `the rate limit of ${perMinute} requests a minute per client counts per instance (REDIS_URL shares it)`,
-    );
-  } else {
-    app.log.info(
-      { rateLimit: perMinute, shared: true, redis: shared.where },
-      `the rate limit of ${perMinute} requests a minute per client is shared through Redis at ${shared.where}`,
-    );
-  }
+  app.log.info(
+    { rateLimit: perMinute, shared: shared !== undefined, ...(shared === undefined ? {} : { redis: shared.where }) },
+    `the rate limit of ${perMinute} requests a minute per client ${where}`,
+  );
+  return throttle;
 }
 
 type StoreCallback = Parameters<FastifyRateLimitStore['incr']>[1];
@@ -111,6 +137,8 @@ class FallbackStore implements FastifyRateLimitStore {
   }
 
   child(route: RouteParams): FastifyRateLimitStore {
+    // A throttle made by `createRateLimit` is no route (its info is empty); its keys carry its name instead.
+    if ((route as { routeInfo?: { url?: string } }).routeInfo?.url === undefined) return this;
     return new FallbackStore(this.#shared.child(route), this.#local.child(route), this.#link);
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Caller } from '../credentials/authenticator.js';
 import { ApiError } from './errors.js';
+import { loggedUrl } from './logged-url.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
 
 /**
@@ -24,7 +25,7 @@ export function registerRequestHooks(app: FastifyInstance): void {
     request.log.info(
       {
         method: request.method,
-        url: request.url,
+        url: loggedUrl(request.url),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,
         ...(request.failure === undefined ? {} : { entry: request.failure.entry, reason: request.failure.reason }),

@@ -59,7 +59,7 @@ const JSPF = Type.Object(
 );
 
 /** The answer's media types besides JSON. */
-const PLAYLIST_FILES_CONTENT = {
+export const PLAYLIST_FILES_CONTENT = {
   'application/xspf+xml': text(
     'XSPF version 1 (https://xspf.org/spec); durations in milliseconds. A text answer: openapi-fetch needs `parseAs: "text"`.',
   ),

@@ -64,6 +64,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/s/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a shared playlist
+         * @description A playlist's link, for anyone: a web page with its name, cover, songs and owner; its JSON with `Accept: application/json`; or with `?format=` its file as a download. Always its current version.
+         */
+        get: operations["getsharedplaylist"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/s/{token}/image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a shared playlist's cover
+         * @description The cover of a link's playlist, as the playlist's own cover: PNG unless `Accept` prefers JPEG or SVG.
+         */
+        get: operations["getsharedimage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/changes": {
         parameters: {
             query?: never;
@@ -195,6 +235,50 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlist/{playlist-id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a playlist's links
+         * @description The playlist's live (not expired) links in the order they were made, without their URLs. Only the playlist's owner manages its links.
+         */
+        get: operations["getlinks"];
+        put?: never;
+        /**
+         * Share a playlist by a link
+         * @description Makes a link that opens the playlist for anyone, without an account: a web page, its JSON, its cover and its files, always its current version. The answer shows the URL this once. Only the playlist's owner manages its links.
+         */
+        post: operations["createlink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlist/{playlist-id}/links/{link-id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a link
+         * @description Revokes a link: from its next request on, on every instance, it opens the same page as a link that never was. Only the playlist's owner manages its links.
+         */
+        delete: operations["deletelink"];
         options?: never;
         head?: never;
         patch?: never;
@@ -391,6 +475,50 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlists/{playlist-id}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alias of GET /v3/playlist/{playlist-id}/links
+         * @description The playlist's live (not expired) links in the order they were made, without their URLs. Only the playlist's owner manages its links. Alias of the singular path.
+         */
+        get: operations["getlinksPlural"];
+        put?: never;
+        /**
+         * Alias of POST /v3/playlist/{playlist-id}/links
+         * @description Makes a link that opens the playlist for anyone, without an account: a web page, its JSON, its cover and its files, always its current version. The answer shows the URL this once. Only the playlist's owner manages its links. Alias of the singular path.
+         */
+        post: operations["createlinkPlural"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlists/{playlist-id}/links/{link-id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Alias of DELETE /v3/playlist/{playlist-id}/links/{link-id}
+         * @description Revokes a link: from its next request on, on every instance, it opens the same page as a link that never was. Only the playlist's owner manages its links. Alias of the singular path.
+         */
+        delete: operations["deletelinkPlural"];
         options?: never;
         head?: never;
         patch?: never;
@@ -779,6 +907,230 @@ export interface operations {
                 };
             };
             /** @description Not ready: the database is unreachable or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getsharedplaylist: {
+        parameters: {
+            query?: {
+                /** @description A playlist file to download instead of the page: XSPF, JSPF or M3U8 */
+                format?: "xspf" | "jspf" | "m3u8";
+            };
+            header?: never;
+            path: {
+                /** @description The link's secret token, as in the URL its owner was given */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page, its JSON, or its file. */
+            200: {
+                headers: {
+                    /** @description `no-store`: a revoked link shows nothing from its next request on. */
+                    "Cache-Control"?: string;
+                    /** @description With `?format=`: the file name, as for the playlist's own files. */
+                    "Content-Disposition"?: string;
+                    /** @description The page: `default-src 'none'`, its cover (`img-src 'self'`) and its own style sheet (by its hash), no base, form or frame; the cover: `default-src 'none'; sandbox`. No script runs. */
+                    "Content-Security-Policy"?: string;
+                    /** @description `no-referrer`: the page's address (its token) is sent to no one. */
+                    "Referrer-Policy"?: string;
+                    /** @description `Accept`: the page or its JSON. */
+                    Vary?: string;
+                    /** @description `noindex`. */
+                    "X-Robots-Tag"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Playlist id */
+                        id: number;
+                        /** @description Playlist name */
+                        name: string;
+                        /** @description The owner's user name */
+                        owner: string;
+                        /** @description Songs in the playlist, in order */
+                        songs: components["schemas"]["song"][];
+                    };
+                    "application/jspf+json": {
+                        playlist: {
+                            /** @description The playlist's URL */
+                            identifier: string;
+                            /** @description The playlist's name */
+                            title: string;
+                            track: {
+                                album?: string;
+                                /** @description The artist */
+                                creator: string;
+                                /** @description Milliseconds */
+                                duration?: number;
+                                /** @description The song's catalog URL */
+                                identifier: string[];
+                                /** @description The song's URL */
+                                location: string[];
+                                title: string;
+                            }[];
+                        };
+                    };
+                    "application/vnd.apple.mpegurl": string;
+                    "application/xspf+xml": string;
+                    "audio/mpegurl": string;
+                    "audio/x-mpegurl": string;
+                    "text/html": string;
+                };
+            };
+            /** @description `format` is none of xspf, jspf and m3u8. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The link opens nothing: an unknown, revoked or expired token, or a deleted playlist: the same page for each. */
+            404: {
+                headers: {
+                    /** @description `no-store`: a revoked link shows nothing from its next request on. */
+                    "Cache-Control"?: string;
+                    /** @description The page: `default-src 'none'`, its cover (`img-src 'self'`) and its own style sheet (by its hash), no base, form or frame; the cover: `default-src 'none'; sandbox`. No script runs. */
+                    "Content-Security-Policy"?: string;
+                    /** @description `no-referrer`: the page's address (its token) is sent to no one. */
+                    "Referrer-Policy"?: string;
+                    /** @description `noindex`. */
+                    "X-Robots-Tag"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many requests from this address to shared playlists (`MIXTAPE_SHARE_PER_MINUTE`), or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getsharedimage: {
+        parameters: {
+            query?: {
+                /** @description Width and height of the square cover, in pixels */
+                size?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The link's secret token, as in the URL its owner was given */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cover. */
+            200: {
+                headers: {
+                    /** @description `no-store`: a revoked link shows nothing from its next request on. */
+                    "Cache-Control"?: string;
+                    /** @description The page: `default-src 'none'`, its cover (`img-src 'self'`) and its own style sheet (by its hash), no base, form or frame; the cover: `default-src 'none'; sandbox`. No script runs. */
+                    "Content-Security-Policy"?: string;
+                    /** @description `no-referrer`: the page's address (its token) is sent to no one. */
+                    "Referrer-Policy"?: string;
+                    /** @description `Accept`: PNG, JPEG or SVG. */
+                    Vary?: string;
+                    /** @description `noindex`. */
+                    "X-Robots-Tag"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/svg+xml": string;
+                };
+            };
+            /** @description `size` is out of range. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The link opens nothing: an unknown, revoked or expired token, or a deleted playlist: the same page for each. */
+            404: {
+                headers: {
+                    /** @description `no-store`: a revoked link shows nothing from its next request on. */
+                    "Cache-Control"?: string;
+                    /** @description The page: `default-src 'none'`, its cover (`img-src 'self'`) and its own style sheet (by its hash), no base, form or frame; the cover: `default-src 'none'; sandbox`. No script runs. */
+                    "Content-Security-Policy"?: string;
+                    /** @description `no-referrer`: the page's address (its token) is sent to no one. */
+                    "Referrer-Policy"?: string;
+                    /** @description `noindex`. */
+                    "X-Robots-Tag"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Too many requests from this address to shared playlists (`MIXTAPE_SHARE_PER_MINUTE`), or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many covers are being drawn at once, or the database cannot answer now. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2083,6 +2435,347 @@ export interface operations {
                 };
             };
             /** @description Too many covers are being drawn at once, the database is unreachable or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getlinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live links. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the link was made: RFC 3339, UTC, with milliseconds */
+                        createdAt: string;
+                        /** @description When the link stops opening the playlist: RFC 3339, UTC, with milliseconds; null: never */
+                        expiresAt: string | null;
+                        /** @description Link id */
+                        id: number;
+                    }[];
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    createlink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        /** @description The new link; `{}` (or no body) for one that never expires */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z) */
+                    expiresAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new link, with its URL. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the link was made: RFC 3339, UTC, with milliseconds */
+                        createdAt: string;
+                        /** @description When the link stops opening the playlist: RFC 3339, UTC, with milliseconds; null: never */
+                        expiresAt: string | null;
+                        /** @description Link id */
+                        id: number;
+                        /** @description The link anyone may open, with its secret token: shown in this answer only (the service keeps the token's digest, never the token). */
+                        url: string;
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist has 10 live links already (`MIXTAPE_LINKS_MAX`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    deletelink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+                /** @description Link id */
+                "link-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked; the body is empty. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or the playlist has no such live link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3865,6 +4558,347 @@ export interface operations {
                 };
             };
             /** @description Too many covers are being drawn at once, the database is unreachable or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getlinksPlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live links. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the link was made: RFC 3339, UTC, with milliseconds */
+                        createdAt: string;
+                        /** @description When the link stops opening the playlist: RFC 3339, UTC, with milliseconds; null: never */
+                        expiresAt: string | null;
+                        /** @description Link id */
+                        id: number;
+                    }[];
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    createlinkPlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        /** @description The new link; `{}` (or no body) for one that never expires */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z) */
+                    expiresAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new link, with its URL. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the link was made: RFC 3339, UTC, with milliseconds */
+                        createdAt: string;
+                        /** @description When the link stops opening the playlist: RFC 3339, UTC, with milliseconds; null: never */
+                        expiresAt: string | null;
+                        /** @description Link id */
+                        id: number;
+                        /** @description The link anyone may open, with its secret token: shown in this answer only (the service keeps the token's digest, never the token). */
+                        url: string;
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist has 10 live links already (`MIXTAPE_LINKS_MAX`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    deletelinkPlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+                /** @description Link id */
+                "link-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked; the body is empty. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or the playlist has no such live link. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */

@@ -465,6 +465,80 @@ describeEachDatabase('history that matches the document (%s)', (t) => {
   }
 });
 
+describeEachDatabase('share links and the page they open, as the document says (%s)', (t) => {
+  let security: string;
+  beforeAll(async () => {
+    security = await t.addUser();
+  });
+
+  for (const base of ['/v3/playlist', '/v3/playlists']) {
+    it(`links at ${base}, /s/{token}, and their failures`, async () => {
+      const one = `${base}/{playlist-id}`;
+      const call = async (method: Method, path: string, status: number, request: Partial<InjectRequest>) => {
+        const headers = { security, ...request.headers };
+        const response = await conforming(t, method, path, { url: '', ...request, headers });
+        expect(response.statusCode, `${method} ${path} ${response.body}`).toBe(status);
+        return response;
+      };
+      const create = { url: base, headers: { security }, payload: { name: 'Shared', songIds: [1, 2] } };
+      const id = (await conforming(t, 'post', base, create)).json<{ id: number }>().id;
+      const links = `${base}/${id}/links`;
+      const json = { 'content-type': 'application/json' };
+      const made = await call('post', `${one}/links`, 200, { url: links, headers: json, payload: {} });
+      const link = made.json<{ id: number; url: string }>();
+      await call('post', `${one}/links`, 400, { url: links, headers: json, payload: { expiresAt: 'soon' } });
+      await call('post', `${one}/links`, 404, { url: `${base}/999999/links`, headers: json, payload: {} });
+      await call('post', `${one}/links`, 413, {
+        url: links,
+        headers: json,
+        payload: { expiresAt: 'x'.repeat(70_000) },
+      });
+      const asText = await conforming(t, 'post', `${one}/links`, {
+        url: links,
+        headers: { authorization: security, 'content-type': 'text/plain' },
+        payload: '{}',
+      });
+      expect(asText.statusCode).toBe(415);
+      for (let i = 1; i < 10; i++) await call('post', `${one}/links`, 200, { url: links, headers: json, payload: {} });
+      await call('post', `${one}/links`, 409, { url: links, headers: json, payload: {} });
+      await call('get', `${one}/links`, 200, { url: links });
+      await call('get', `${one}/links`, 400, { url: `${base}/abc/links` });
+      await call('get', `${one}/links`, 404, { url: `${base}/999999/links` });
+
+      const page = new URL(link.url).pathname;
+      const open = (path: string, status: number, request: InjectRequest) =>
+        conforming(t, 'get', path, request).then((response) => {
+          expect(response.statusCode, `${request.url} ${response.body}`).toBe(status);
+        });
+      await open('/s/{token}', 200, { url: page });
+      await open('/s/{token}', 200, { url: page, headers: { accept: 'application/json' } });
+      for (const format of ['xspf', 'jspf', 'm3u8']) await open('/s/{token}', 200, { url: `${page}?format=${format}` });
+      await open('/s/{token}', 400, { url: `${page}?format=json` });
+      await open('/s/{token}', 404, { url: '/s/unknown' });
+      await open('/s/{token}/image', 200, { url: `${page}/image?size=64` });
+      await open('/s/{token}/image', 200, { url: `${page}/image?size=64`, headers: { accept: 'image/svg+xml' } });
+      await open('/s/{token}/image', 400, { url: `${page}/image?size=1` });
+      await open('/s/{token}/image', 404, { url: '/s/unknown/image' });
+
+      const revoke = `${one}/links/{link-id}`;
+      await call('delete', revoke, 200, { url: `${links}/${link.id}` });
+      await call('delete', revoke, 404, { url: `${links}/${link.id}` });
+      await call('delete', revoke, 400, { url: `${links}/0` });
+      for (const [method, path, request] of [
+        ['post', `${one}/links`, { url: links, headers: json, payload: {} }],
+        ['get', `${one}/links`, { url: links }],
+        ['delete', revoke, { url: `${links}/1` }],
+      ] as const) {
+        expect((await conforming(t, method, path, request)).statusCode).toBe(401);
+      }
+      await conforming(t, 'delete', one, { url: `${base}/${id}`, headers: { security } });
+      await call('post', `${one}/links`, 410, { url: links, headers: json, payload: {} });
+      await call('get', `${one}/links`, 410, { url: links });
+      await call('delete', revoke, 410, { url: `${links}/1` });
+    });
+  }
+});
+
 /** An alias is the same route as its singular path (routeWithPluralAlias), so its statuses are seen there. */
 const singular = (op: string) => op.replace('/v3/playlists', '/v3/playlist').replace('/v3/songs', '/v3/song');
 

@@ -1,0 +1,146 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../db/database.js';
+import { ApiError } from '../http/errors.js';
+import type { PlaylistService } from '../playlists/playlist.service.js';
+import * as links from './links.repository.js';
+
+/** A link as its owner lists it. */
+export interface Link {
+  readonly id: number;
+  readonly createdAt: string;
+  readonly expiresAt: string | null;
+}
+
+/** A new link, with the one answer that ever shows its URL. */
+export interface NewLink extends Link {
+  readonly url: string;
+}
+
+/** What a live link opens: the playlist, read as its owner reads it, and the owner's name to show. */
+export interface OpenedLink {
+  readonly playlistId: number;
+  readonly ownerId: number;
+  readonly owner: string;
+}
+
+/** Random bytes in a token: 256 bits, far past guessing. */
+const TOKEN_BYTES = 32;
+
+/** The one form a token is kept in and looked up by: SHA-256, hex (a token is random, so no salt is needed). */
+export const tokenDigest = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+
+const RFC_3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/** Milliseconds since the epoch of an RFC 3339 date-time, or undefined when it is not one (a 30 February neither). */
+export function parseRfc3339(text: string): number | undefined {
+  const match = RFC_3339.exec(text);
+  if (match === null) return undefined;
+  const part = (i: number): number => Number(match[i] ?? 0);
+  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map(part) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const valid =
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 60 &&
+    part(7) <= 23 &&
+    part(8) <= 59;
+  if (!valid) return undefined;
+  const at = Date.parse(text.replace(' ', 'T'));
+  return Number.isFinite(at) ? at : undefined;
+}
+
+const iso = (at: number | string | null): string | null => (at === null ? null : new Date(Number(at)).toISOString());
+
+/**
+ * Links anyone may open (DESIGN.md §12): made, listed and revoked by the playlist's owner, as the access module
+ * decides (`own`). A link's token is made here and shown once, in the URL of the answer that made it; only its
+ * digest is stored. At most `linksMax` live links per playlist; expired ones are forgotten when the next is made.
+ */
+export function linkService(db: Db, playlists: PlaylistService, linksMax: number) {
+  const q = db.kysely;
+  const { access } = playlists;
+
+  return {
+    /** A new link to the playlist; `base` is the public origin (and path prefix) its URL starts with. */
+    async create(userId: number, playlistId: number, expiresAt: string | undefined, base: string): Promise<NewLink> {
+      const now = Date.now();
+      let expires: number | null = null;
+      if (expiresAt !== undefined) {
+        const at = parseRfc3339(expiresAt);
+        if (at === undefined) {
+          throw ApiError.badRequest(
+            `"expiresAt" must be an RFC 3339 date and time, such as 2030-01-31T18:00:00Z (got "${expiresAt.slice(0, 64)}").`,
+          );
+        }
+        if (at <= now) throw ApiError.badRequest('"expiresAt" must be in the future.');
+        expires = at;
+      }
+      const { ownerId } = await access.requireAccess(userId, playlistId, 'own');
+      const token = randomBytes(TOKEN_BYTES).toString('base64url');
+      const made = await playlists.asWrite(userId, () =>
+        db.write(async (trx) => {
+          if (!(await links.lockPlaylist(trx, db.dialect, playlistId))) return undefined;
+          await links.deleteExpiredLinks(trx, playlistId, now);
+          if ((await links.countLiveLinks(trx, playlistId, now)) >= linksMax) {
+            throw ApiError.conflict(
+              `This playlist has ${linksMax} live links, the most it may have; revoke one to make another.`,
+            );
+          }
+          const digest = tokenDigest(token);
+          return links.insertLink(trx, { playlistId, ownerId, digest, createdAt: now, expiresAt: expires });
+        }),
+      );
+      // Deleted since access was granted.
+      if (made === undefined) throw await access.refusal(userId, playlistId);
+      return { id: made.id, url: `${base}/s/${token}`, createdAt: iso(now)!, expiresAt: iso(expires) };
+    },
+
+    /** The playlist's live links, in id order, without their secret. */
+    async list(userId: number, playlistId: number): Promise<Link[]> {
+      await access.requireAccess(userId, playlistId, 'own');
+      const rows = await links.liveLinks(q, playlistId, Date.now());
+      // Deleted since access was granted.
+      if (rows === undefined) throw await access.refusal(userId, playlistId);
+      return rows.map((row) => ({ id: row.id, createdAt: iso(row.created_at)!, expiresAt: iso(row.expires_at) }));
+    },
+
+    /** Revokes a live link of the playlist: it opens nothing from its next request on, on every instance. */
+    async revoke(userId: number, playlistId: number, linkId: number): Promise<void> {
+      await access.requireAccess(userId, playlistId, 'own');
+      const now = Date.now();
+      const deleted = await playlists.asWrite(userId, () =>
+        db.write(async (trx) => {
+          if (!(await links.lockPlaylist(trx, db.dialect, playlistId))) return undefined;
+          return links.deleteLink(trx, playlistId, linkId, now);
+        }),
+      );
+      // Deleted since access was granted.
+      if (deleted === undefined) throw await access.refusal(userId, playlistId);
+      if (!deleted) throw ApiError.notFound('This playlist has no such link.');
+    },
+
+    /**
+     * What a token opens, or undefined. Every token costs the same: its digest, then one indexed statement that
+     * finds nothing alike for an unknown, revoked or expired token and for a deleted playlist's.
+     */
+    async open(token: string): Promise<OpenedLink | undefined> {
+      const found = await links.openLink(q, tokenDigest(token), Date.now());
+      return found === undefined
+        ? undefined
+        : { playlistId: found.playlist_id, ownerId: found.owner_id, owner: found.owner };
+    },
+  };
+}
+
+export type LinkService = ReturnType<typeof linkService>;
