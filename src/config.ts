@@ -32,6 +32,8 @@ export interface Limits {
   readonly searchMaxLength: number;
   readonly bodyBytes: number;
   readonly playlistsPerUser: number;
+  /** Members of one playlist besides its owner (section 12). */
+  readonly membersMax: number;
 }
 
 /** Failed sign-in budgets, each over the same window. */
@@ -186,6 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
       searchMaxLength: read.int('MIXTAPE_SEARCH_MAX_LENGTH', 200, 1, 10_000),
       bodyBytes: read.int('MIXTAPE_BODY_LIMIT', 65_536, 1024, 64 * 1024 * 1024),
       playlistsPerUser: read.int('MIXTAPE_PLAYLISTS_PER_USER', 10_000, 1, 2 ** 31 - 1),
+      membersMax: read.int('MIXTAPE_MEMBERS_MAX', 100, 1, 100_000),
     },
     auth: {
       cacheSize: read.int('MIXTAPE_AUTH_CACHE_SIZE', 10_000, 1, 10_000_000),
