@@ -45,6 +45,9 @@ import { ChangeEntry, Revision } from './history/history.schemas.js';
 import { changesRoutes } from './history/changes.routes.js';
 import { changeFeed } from './history/changes.service.js';
 import { startHistoryPruning } from './history/pruning.js';
+import { membersRoutes } from './sharing/members.routes.js';
+import { Member } from './sharing/members.schemas.js';
+import { membersService } from './sharing/members.service.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -88,6 +91,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     ImportedPlaylist,
     Revision,
     ChangeEntry,
+    Member,
   ];
   for (const schema of sharedSchemas) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
@@ -124,6 +128,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const history = historyService(db, playlists, { limits, exports: config.exports, historyDays: config.historyDays });
   historyRoutes(routes, { history, limits, authenticate });
   changesRoutes(routes, { feed: changeFeed(db, config.historyDays), authenticate });
+  membersRoutes(routes, { members: membersService(db, playlists, limits), limits, authenticate });
   const pruning = startHistoryPruning(db, config.historyDays, app.log);
   app.addHook('onClose', () => {
     pruning.stop();

@@ -93,6 +93,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       tags: [
         { name: 'Your Library', description: 'Get, create and delete your playlists' },
         { name: 'History', description: "Your playlists' versions, diffs, restore and undo, and what changed since" },
+        { name: 'Sharing', description: 'Share your playlists with other users' },
         { name: 'Catalog', description: 'Find the songs to put in a playlist' },
         { name: 'Operations', description: 'Health, readiness and metrics for operators' },
         { name: ALIAS_TAG, description: 'Plural paths, as in the getting-started examples: the same operations' },
