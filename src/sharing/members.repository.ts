@@ -13,14 +13,21 @@ export interface MemberRow {
   readonly role: MemberRole;
 }
 
-/** The playlist's owner's name and its members with theirs, in no particular order. */
+/**
+ * The playlist's owner's name and its members with theirs, in no particular order; the owner undefined when the
+ * playlist is gone (deleted since access was granted).
+ */
 export async function playlistMembers(
   db: Q,
   playlistId: number,
-  ownerId: number,
 ): Promise<{ owner: string | undefined; members: MemberRow[] }> {
   const [owner, members] = await Promise.all([
-    db.selectFrom('users').select('name').where('id', '=', ownerId).executeTakeFirst(),
+    db
+      .selectFrom('playlists as p')
+      .innerJoin('users as u', 'u.id', 'p.owner_id')
+      .select('u.name')
+      .where('p.id', '=', playlistId)
+      .executeTakeFirst(),
     db
       .selectFrom('playlist_members as m')
       .innerJoin('users as u', 'u.id', 'm.user_id')

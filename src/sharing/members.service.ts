@@ -51,8 +51,8 @@ export function membersService(db: Db, playlists: PlaylistService, limits: Limit
   }
 
   async function list(userId: number, grant: Grant): Promise<Member[]> {
-    const { owner, members } = await playlistMembers(q, grant.id, grant.ownerId);
-    // The owner was removed since access was granted, and their playlists with them.
+    const { owner, members } = await playlistMembers(q, grant.id);
+    // Deleted since access was granted (or its owner removed, and their playlists with them).
     if (owner === undefined) throw await access.refusal(userId, grant.id);
     return [
       { user: owner, role: 'owner' },
