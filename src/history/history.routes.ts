@@ -6,6 +6,7 @@ import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import {
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
+  FORBIDDEN,
   IF_NONE_MATCH_HEADER,
   NOT_FOUND,
   SECURITY,
@@ -227,6 +228,7 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
             },
           },
           400: error('A bad parameter, or `from` or `to` past the newest version.'),
+          403: FORBIDDEN,
           404: NOT_FOUND,
           410: GONE_VERSION,
           ...AUTHENTICATED_ERRORS,

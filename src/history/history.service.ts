@@ -6,9 +6,9 @@ import type { ExportConfig, Limits } from '../config.js';
 import { ifMatch, preconditionFailed } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { checkSongCount, EditRefused } from '../playlists/playlist-edit.checks.js';
-import { playlistAnswer, etagOf, type PlaylistAnswer } from '../playlists/playlist.answers.js';
+import { asSeenBy, playlistAnswer, etagOf, type PlaylistAnswer } from '../playlists/playlist.answers.js';
 import type { PlaylistFile } from '../playlists/playlist-files.service.js';
-import { ALREADY_DELETED } from '../playlists/playlist.access.js';
+import { ALREADY_DELETED, type Grant } from '../playlists/playlist.access.js';
 import { findDeletedPlaylist, insertEntries } from '../playlists/playlist.repository.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import { addPlaylistDocument } from '../search/playlist-search.js';
@@ -69,13 +69,13 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
     id: number,
     wanted: number,
     permission: 'read' | 'edit' = 'read',
-  ): Promise<VersionContent> {
-    await playlists.access.requireHistoryAccess(userId, id, permission);
+  ): Promise<{ content: VersionContent; grant: Grant | undefined }> {
+    const { grant } = await playlists.access.requireHistoryAccess(userId, id, permission);
     const key = `${id}:${wanted}`;
     const content = contents.get(key) ?? (await versionContent(q, id, wanted));
     if (content !== undefined) {
       contents.set(key, content);
-      return content;
+      return { content, grant };
     }
     const kept = await historyBounds(q, id);
     if (kept === undefined) throw ApiError.gone(ALREADY_DELETED);
@@ -164,8 +164,9 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
 
     /** A kept version as JSON, as `GET /v3/playlist/{id}` answers a playlist. */
     async json(userId: number, id: number, wanted: number): Promise<PlaylistAnswer> {
-      const content = await version(userId, id, wanted);
-      return playlistAnswer({ id, name: content.name, songs: songAnswers(await tracks(content.songIds)) });
+      const { content, grant } = await version(userId, id, wanted);
+      const answer = playlistAnswer({ id, name: content.name, songs: songAnswers(await tracks(content.songIds)) });
+      return grant === undefined ? answer : asSeenBy(answer, grant);
     },
 
     /** A kept version as a playlist file (the `files.get` of the playlist routes, for one version). */
@@ -178,9 +179,9 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
     ): Promise<PlaylistFile> {
       if (format === 'json') {
         const answer = await this.json(userId, id, wanted);
-        return { ...answer, name: (await version(userId, id, wanted)).name };
+        return { ...answer, name: (await version(userId, id, wanted)).content.name };
       }
-      const content = await version(userId, id, wanted);
+      const { content } = await version(userId, id, wanted);
       const links = exportLinks(settings.exports.publicUrl ?? origin, settings.exports.locationTemplate, id);
       const bytes = WRITERS[format]({ id, name: content.name, tracks: await tracks(content.songIds) }, links);
       return { body: bytes, etag: etagOf(bytes), name: content.name };
@@ -201,7 +202,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
           throw ApiError.badRequest(`${which} must be a version of this playlist, at most ${kept.newest}.`);
         }
       }
-      const [a, b] = [await version(userId, id, from), await version(userId, id, target)];
+      const [a, b] = [(await version(userId, id, from)).content, (await version(userId, id, target)).content];
       return diffPlaylistsSliced({ name: a.name, songs: a.songIds }, { name: b.name, songs: b.songIds });
     },
 
@@ -210,7 +211,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
      * comes back under its id.
      */
     async restore(userId: number, id: number, wanted: number, precondition: string | undefined) {
-      const to = await version(userId, id, wanted, 'edit');
+      const { content: to } = await version(userId, id, wanted, 'edit');
       if ((await findDeletedPlaylist(q, id)) !== undefined) {
         return playlists.asWrite(userId, () => restoreDeleted(userId, id, precondition, to));
       }

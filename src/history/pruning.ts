@@ -13,7 +13,8 @@ const INTERVAL_MS = 10 * 60 * 1000;
  * Prunes one batch: the playlists of the oldest revisions older than `cutoff`, each in a write of its own. A
  * playlist keeps every revision from `cutoff` on, and its current one always; the first revision it keeps becomes a
  * snapshot if it was a splice (the snapshot the splices after it start from). A deleted playlist whose delete is
- * older than `cutoff` loses its whole history (it can no longer be restored; it still answers 410). Returns how
+ * older than `cutoff` loses its whole history, its members and its links (it can no longer be restored; it still
+ * answers 410 to its owner). Returns how
  * many playlists it looked at.
  */
 export async function pruneHistory(db: Db, cutoff: number): Promise<number> {
@@ -49,9 +50,10 @@ async function prunePlaylist(trx: Db['kysely'], dialect: Db['dialect'], id: numb
   const first = firstKept?.version ?? null;
   const keepFrom = first !== null ? Number(first) : live === undefined ? undefined : Number(newest.version);
   if (keepFrom === undefined) {
+    // It can no longer be restored: its members and links go with its history.
     await trx.deleteFrom('playlist_revisions').where('playlist_id', '=', id).execute();
-    // No restore can bring it back now, nor its members: their memberships end (their feeds said `delete`).
     await trx.deleteFrom('playlist_members').where('playlist_id', '=', id).execute();
+    await trx.deleteFrom('playlist_links').where('playlist_id', '=', id).execute();
     return;
   }
   const kept = await versionContent(trx, id, keepFrom);

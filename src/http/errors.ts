@@ -37,6 +37,10 @@ export class ApiError extends Error {
     return new ApiError(404, message);
   }
 
+  static forbidden(message: string): ApiError {
+    return new ApiError(403, message);
+  }
+
   static gone(message: string): ApiError {
     return new ApiError(410, message);
   }

@@ -3,8 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { registerDocsPage } from './docs-page.js';
 import { ALIAS_TAG } from './responses.js';
 
-/** The API's own version (semantic versioning); 1.2.0 added the song catalog, 1.3.0 editing, 1.4.0 history. */
-export const API_VERSION = '1.4.0';
+/**
+ * The API's own version (semantic versioning); 1.2.0 added the song catalog, 1.3.0 editing, 1.4.0 history, 1.5.0
+ * sharing.
+ */
+export const API_VERSION = '1.5.0';
 
 const DESCRIPTION = `Mixtape manages song playlists over HTTP with JSON bodies.
 
@@ -93,7 +96,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       tags: [
         { name: 'Your Library', description: 'Get, create and delete your playlists' },
         { name: 'History', description: "Your playlists' versions, diffs, restore and undo, and what changed since" },
-        { name: 'Sharing', description: 'Share your playlists with other users' },
+        {
+          name: 'Sharing',
+          description: 'Share a playlist with other users (viewers, editors) and with anyone by a link',
+        },
         { name: 'Catalog', description: 'Find the songs to put in a playlist' },
         { name: 'Operations', description: 'Health, readiness and metrics for operators' },
         { name: ALIAS_TAG, description: 'Plural paths, as in the getting-started examples: the same operations' },

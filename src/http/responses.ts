@@ -102,7 +102,10 @@ export const SEARCHING_ERRORS = {
 
 export const BAD_REQUEST = error('A bad parameter, id or body: `errormsg` names the field and the rule.');
 export const NOT_FOUND = error("No such playlist for this user (another user's playlist answers the same).");
-export const GONE = error('The caller deleted this playlist.');
+export const GONE = error("The playlist was deleted (the caller's, or one shared with the caller).");
+export const FORBIDDEN = error(
+  'The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links.',
+);
 
 /** The 415 of an operation that takes a JSON body (see body-parsers.ts). */
 export const UNSUPPORTED_JSON_BODY = error(

@@ -5,6 +5,7 @@ import { ApiError } from '../http/errors.js';
 import {
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
+  FORBIDDEN,
   GONE,
   NOT_FOUND,
   SECURITY,
@@ -65,6 +66,7 @@ function editAnswers(limits: Limits) {
   return {
     200: json('The edited playlist, as GET now answers it.', playlistRef, ETAG_HEADER),
     400: BAD_REQUEST,
+    403: FORBIDDEN,
     404: NOT_FOUND,
     409: error(
       `The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, or it would leave more than ${limits.songsMax} songs.`,

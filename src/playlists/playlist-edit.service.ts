@@ -8,10 +8,10 @@ import { findSongsByIds } from '../songs/song.repository.js';
 import { playlistForEdit, playlistLength, saveEdit } from './playlist-edit.repository.js';
 import { EditRefused } from './playlist-edit.checks.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
-import { playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
+import { asSeenBy, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
 import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
 import { replacePlaylistDocument } from '../search/playlist-search.js';
-import type { PlaylistAccess } from './playlist.access.js';
+import type { Grant, PlaylistAccess } from './playlist.access.js';
 
 /** An edit: the playlist as it is now to the playlist as it will be, or an EditRefused that changes nothing. */
 export type Edit = (current: PlaylistDocument) => PlaylistDocument;
@@ -35,6 +35,7 @@ export function playlistEditor(db: Db, limits: Limits, access: PlaylistAccess, o
 
   async function edit(
     userId: number,
+    grant: Grant,
     id: number,
     precondition: string | undefined,
     change: Edit,
@@ -45,15 +46,23 @@ export function playlistEditor(db: Db, limits: Limits, access: PlaylistAccess, o
       if (current === undefined) throw await access.refusal(userId, id, trx);
       if (precondition !== undefined) {
         const songs = await songsInOrder(trx, current.songIds);
-        const now = playlistAnswer({ id, name: current.name, songs: songs.map(({ genre: _, ...song }) => song) });
+        // The caller's own view of it: a member's answers carry the owner and their role, and their own ETag.
+        const now = asSeenBy(
+          playlistAnswer({ id, name: current.name, songs: songs.map(({ genre: _, ...song }) => song) }),
+          grant,
+        );
         if (!ifMatch(precondition, now.etag)) throw preconditionFailed(now.etag);
       }
       const next = applied(change, { name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
       const songIds = next.songs.map((song) => song.id);
       const songs = await songsInOrder(trx, songIds);
       await saveEdit(trx, id, current, { name: next.name, songIds }, kind, userId);
-      await replacePlaylistDocument(trx, userId, id, playlistDocument(next.name, songs));
-      return playlistAnswer({ id, name: next.name, songs: songs.map(({ genre: _, ...song }) => song) });
+      // The document is kept by the owner's key, whoever edits.
+      await replacePlaylistDocument(trx, current.ownerId, id, playlistDocument(next.name, songs));
+      return asSeenBy(
+        playlistAnswer({ id, name: next.name, songs: songs.map(({ genre: _, ...song }) => song) }),
+        grant,
+      );
     });
     onEdited(id);
     return { id, ...answer };
@@ -72,9 +81,9 @@ export function playlistEditor(db: Db, limits: Limits, access: PlaylistAccess, o
       cost = 0,
       kind: 'edit' | 'restore' = 'edit',
     ) {
-      await access.requireAccess(userId, id, 'edit');
+      const grant = await access.requireAccess(userId, id, 'edit');
       const length = await playlistLength(db.kysely, id);
-      const run = () => edit(userId, id, precondition, change, kind);
+      const run = () => edit(userId, grant, id, precondition, change, kind);
       return perPlaylist(id, () => (length + cost > LONG_PLAYLIST ? longEdits(userId, run) : run()));
     },
   };

@@ -2,14 +2,28 @@ import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
 import type { ChangeLog } from '../db/playlist-changes.js';
 import { ApiError } from '../http/errors.js';
-import { findDeletedPlaylist, ownedPlaylistVersion } from './playlist.repository.js';
+import { findDeletedPlaylist, isMember, playlistAccessRow } from './playlist.repository.js';
 
 /** What a caller means to do with a playlist. */
 export type Permission = 'read' | 'edit' | 'own';
 
-/** A caller's standing towards a playlist; sharing adds roles (a viewer, an editor) and what each allows. */
-type Role = 'owner';
-const ALLOWS: Readonly<Record<Role, readonly Permission[]>> = { owner: ['read', 'edit', 'own'] };
+/** A caller's standing towards a playlist: its owner, or a member its owner shared it with (DESIGN.md §12). */
+export type Role = 'owner' | 'editor' | 'viewer';
+/** A member's role. */
+export type MemberRole = Exclude<Role, 'owner'>;
+
+const ALLOWS: Readonly<Record<Role, readonly Permission[]>> = {
+  owner: ['read', 'edit', 'own'],
+  editor: ['read', 'edit'],
+  viewer: ['read'],
+};
+
+/** Why a member may not do what they asked, by the permission they lacked. */
+const NOT_ALLOWED: Readonly<Record<Permission, string>> = {
+  read: 'You may not read this playlist.',
+  edit: 'This playlist is shared with you as a viewer: you may read it, not change it. Its owner can make you an editor.',
+  own: 'Only the owner of this playlist may delete it or manage its members and links.',
+};
 
 /**
  * Access granted, and what the database confirmed with it when it was read: the answer cache serves a kept answer of
@@ -19,6 +33,10 @@ const ALLOWS: Readonly<Record<Role, readonly Permission[]>> = { owner: ['read', 
 export interface Grant {
   readonly id: number;
   readonly ownerId: number;
+  /** The caller's role: a member's answers carry it, and the owner's name. */
+  readonly role: Role;
+  /** The owner's name, read with a member's grant; undefined for the owner. */
+  readonly ownerName: string | undefined;
   /** The playlist's version (counted up by each edit), when access was read. */
   readonly version: number | undefined;
   /** The catalog's version, read in the same statement. */
@@ -33,14 +51,16 @@ export const ALREADY_DELETED = 'This playlist is already deleted.';
 
 /**
  * The one place that answers "may this user read, edit or own this playlist", asked first by every service method
- * that serves one playlist: a grant, or 404 (no such playlist, or another user's: both cost the same statements and
- * read none of its songs) or 410 (its owner deleted it). Lists and searches read the caller's own library through
- * its key (owner), so they ask nothing per playlist.
+ * that serves one playlist: a grant, or 404 (no such playlist, or one neither theirs nor shared with them: both cost
+ * the same statements and read none of its songs), 403 (shared with them in a role that does not allow it) or 410
+ * (deleted, to its owner and its members). Lists and searches read the caller's own library and memberships through
+ * their keys, so they ask nothing per playlist.
  *
- * PostgreSQL: one indexed read of the playlist's row for this owner, with its version and the catalog version (the
- * cache's confirmation too). SQLite: an owner seen before is known without a read (an owner never changes, and the
- * change log makes it forgotten once its playlist changes); every caller then reads the playlist or writes it, and
- * answers `refusal` when it is gone.
+ * One indexed read of the playlist's row for this caller, as owner or member, with its version and the catalog
+ * version (the cache's confirmation too). On SQLite an owner seen before is known without a read (an owner never
+ * changes, and the change log makes it forgotten once its playlist changes); every caller then reads the playlist or
+ * writes it, and answers `refusal` when it is gone. Memberships are never remembered: they are read at every request,
+ * so a removed member or a changed role takes effect at that user's next request on every instance.
  */
 export function playlistAccess(db: Db, changes: ChangeLog | undefined) {
   const q = db.kysely;
@@ -57,30 +77,41 @@ export function playlistAccess(db: Db, changes: ChangeLog | undefined) {
     all: () => undefined,
   });
 
-  /** 410 for the owner of a deleted playlist, 404 for everyone and everything else. */
+  /** 410 for the owner or a member of a deleted playlist, 404 for everyone and everything else. */
   async function refusal(userId: number, id: number, executor: Db['kysely'] = q): Promise<ApiError> {
     const deleted = await findDeletedPlaylist(executor, id);
-    return deleted?.owner_id === userId ? ApiError.gone(ALREADY_DELETED) : ApiError.notFound(NOT_FOUND);
+    if (deleted === undefined) return ApiError.notFound(NOT_FOUND);
+    if (deleted.owner_id === userId || (await isMember(executor, id, userId))) return ApiError.gone(ALREADY_DELETED);
+    return ApiError.notFound(NOT_FOUND);
   }
 
-  function allowed(role: Role, permission: Permission): boolean {
-    return ALLOWS[role].includes(permission);
-  }
-
-  /** The caller's role towards the playlist and what the database confirmed with it; undefined when none. */
-  async function standing(userId: number, id: number): Promise<{ role: Role; grant: Grant } | undefined> {
+  /** The caller's grant to the playlist; undefined when they neither own it nor are a member of it. */
+  async function standing(userId: number, id: number): Promise<Grant | undefined> {
     // peek, then get only for the owner: another user's request leaves what is remembered as it was.
     if (owners?.peek(id) === userId) {
       owners.get(id);
-      return { role: 'owner', grant: { id, ownerId: userId, version: undefined, catalog: undefined } };
+      return { id, ownerId: userId, role: 'owner', ownerName: undefined, version: undefined, catalog: undefined };
     }
     const generation = forgotten;
-    const row = await ownedPlaylistVersion(q, id, userId);
+    const row = await playlistAccessRow(q, id, userId);
     if (row === undefined) return undefined;
+    const owner = row.owner_id === userId;
     // Not when the log told of a change since the read began: the playlist may be gone.
-    if (generation === forgotten) owners?.set(id, userId);
-    const grant = { id, ownerId: userId, version: Number(row.version), catalog: Number(row.catalog_version) };
-    return { role: 'owner', grant };
+    if (owner && generation === forgotten) owners?.set(id, userId);
+    return {
+      id,
+      ownerId: row.owner_id,
+      role: owner ? 'owner' : row.role!,
+      ownerName: owner ? undefined : row.owner_name,
+      version: Number(row.version),
+      catalog: Number(row.catalog_version),
+    };
+  }
+
+  /** The grant if it allows `permission`; 403 for a member whose role does not. */
+  function allowed(grant: Grant, permission: Permission): Grant {
+    if (!ALLOWS[grant.role].includes(permission)) throw ApiError.forbidden(NOT_ALLOWED[permission]);
+    return grant;
   }
 
   return {
@@ -88,28 +119,26 @@ export function playlistAccess(db: Db, changes: ChangeLog | undefined) {
 
     /**
      * The caller's access to a playlist's history for `permission` (`read` its versions and diffs, `edit` to restore
-     * one): as to the playlist while it is there, and for its owner once it is deleted (`deleted: true`); 404 else.
+     * one): as to the playlist while it is there, and for its owner once it is deleted (`deleted: true`); 410 for its
+     * members then (only its owner restores it), 404 else.
      */
     async requireHistoryAccess(
       userId: number,
       id: number,
       permission: 'read' | 'edit',
-    ): Promise<{ readonly deleted: boolean }> {
+    ): Promise<{ readonly deleted: boolean; readonly grant: Grant | undefined }> {
       const found = await standing(userId, id);
-      if (found !== undefined) {
-        if (!allowed(found.role, permission)) throw await refusal(userId, id);
-        return { deleted: false };
-      }
+      if (found !== undefined) return { deleted: false, grant: allowed(found, permission) };
       const deleted = await findDeletedPlaylist(q, id);
-      if (deleted?.owner_id === userId) return { deleted: true };
-      throw ApiError.notFound(NOT_FOUND);
+      if (deleted?.owner_id === userId) return { deleted: true, grant: undefined };
+      throw await refusal(userId, id);
     },
 
-    /** The caller's grant to this playlist for `permission`; throws 404 or 410 otherwise. */
+    /** The caller's grant to this playlist for `permission`; throws 404, 403 or 410 otherwise. */
     async requireAccess(userId: number, id: number, permission: Permission): Promise<Grant> {
       const found = await standing(userId, id);
-      if (found === undefined || !allowed(found.role, permission)) throw await refusal(userId, id);
-      return found.grant;
+      if (found === undefined) throw await refusal(userId, id);
+      return allowed(found, permission);
     },
   };
 }

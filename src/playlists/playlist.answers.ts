@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Grant } from './playlist.access.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
 /** A playlist as the API answers it: the bytes of its body (JSON, or a playlist file) and their strong ETag. */
@@ -17,6 +18,17 @@ export function etagOf(bytes: Buffer): string {
 export function playlistAnswer(playlist: PlaylistWithSongs): PlaylistAnswer {
   const json = Buffer.from(JSON.stringify(playlist));
   return { body: json, etag: etagOf(json) };
+}
+
+/**
+ * The answer as the caller sees it: the owner's as it is (byte for byte that of API 1.3.0); a member's is the same
+ * document with two more fields after the others, `owner` (the owner's name) and `role`, and its own strong ETag.
+ */
+export function asSeenBy(answer: PlaylistAnswer, grant: Pick<Grant, 'role' | 'ownerName'>): PlaylistAnswer {
+  if (grant.role === 'owner') return answer;
+  const fields = Buffer.from(`,"owner":${JSON.stringify(grant.ownerName ?? '')},"role":"${grant.role}"}`);
+  const body = Buffer.concat([answer.body.subarray(0, answer.body.length - 1), fields]);
+  return { body, etag: etagOf(body) };
 }
 
 /** Songs serialized between two turns of the event loop. */

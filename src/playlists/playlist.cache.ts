@@ -17,6 +17,12 @@ interface Entry extends PlaylistAnswer {
   readonly version: number;
 }
 
+/** A page's answers, in page order, and the ids of their playlists (a playlist deleted meanwhile is left out). */
+export interface Answers {
+  readonly ids: number[];
+  readonly answers: PlaylistAnswer[];
+}
+
 /** The rows a page query returns: the page's playlist ids in page order, with whatever else the caller selects. */
 export type PageRow = { readonly id: number };
 
@@ -100,13 +106,13 @@ export class PlaylistCache {
   async page<DB, TB extends keyof DB, R extends PageRow>(
     callerId: number,
     query: SelectQueryBuilder<DB, TB, R>,
-  ): Promise<{ rows: R[]; answers: PlaylistAnswer[] }> {
+  ): Promise<{ rows: R[] } & Answers> {
     // SQLite: catch up with the change log first, which forgets playlists edited elsewhere.
     await this.#changes?.caughtUp();
     const rows = await query.select(catalogVersion).$castTo<R & { catalog_version: BigintColumn }>().execute();
     const first = rows[0];
-    if (first === undefined) return { rows, answers: [] };
-    return { rows, answers: await this.#answersOf(callerId, rows, Number(first.catalog_version)) };
+    if (first === undefined) return { rows, ids: [], answers: [] };
+    return { rows, ...(await this.#answersOf(callerId, rows, Number(first.catalog_version))) };
   }
 
   /**
@@ -116,27 +122,25 @@ export class PlaylistCache {
   async pageOfIds<T>(
     callerId: number,
     read: () => Promise<{ ids: readonly number[]; catalogVersion: BigintColumn | undefined; more: T }>,
-  ): Promise<{ answers: PlaylistAnswer[]; more: T }> {
+  ): Promise<Answers & { more: T }> {
     await this.#changes?.caughtUp();
     const { ids, catalogVersion: catalog, more } = await read();
-    if (ids.length === 0 || catalog === undefined) return { answers: [], more };
-    return {
-      answers: await this.#answersOf(
-        callerId,
-        ids.map((id) => ({ id })),
-        Number(catalog),
-      ),
-      more,
-    };
+    if (ids.length === 0 || catalog === undefined) return { ids: [], answers: [], more };
+    const found = await this.#answersOf(
+      callerId,
+      ids.map((id) => ({ id })),
+      Number(catalog),
+    );
+    return { ...found, more };
   }
 
   /** The answers of these rows' playlists, read at this catalog version, from memory where they are current. */
-  async #answersOf(callerId: number, rows: readonly PageRow[], catalog: number): Promise<PlaylistAnswer[]> {
+  async #answersOf(callerId: number, rows: readonly PageRow[], catalog: number): Promise<Answers> {
     this.#observe(catalog);
     const versions = await this.#currentVersions(rows.map((row) => row.id));
     const kept = rows.map((row) => this.#kept(row.id, catalog, versions?.get(row.id)));
     const wanted = rows.flatMap((row, i) => (kept[i] === undefined ? [row.id] : []));
-    if (wanted.length === 0) return kept as Entry[];
+    if (wanted.length === 0) return { ids: rows.map((row) => row.id), answers: kept as Entry[] };
 
     const generation = this.#generation;
     const read = await this.#reads.playlists(callerId, wanted);
@@ -146,7 +150,11 @@ export class PlaylistCache {
       built.set(playlist.id, answers[i]!);
       if (read.catalog === catalog) this.#keep(playlist.id, answers[i]!, catalog, playlist.version, generation);
     });
-    return rows.flatMap((row, i) => kept[i] ?? built.get(row.id) ?? []);
+    const found = rows.flatMap((row, i) => {
+      const answer = kept[i] ?? built.get(row.id);
+      return answer === undefined ? [] : [{ id: row.id, answer }];
+    });
+    return { ids: found.map((f) => f.id), answers: found.map((f) => f.answer) };
   }
 
   /** This process deleted or edited the playlist. */

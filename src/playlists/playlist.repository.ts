@@ -132,21 +132,41 @@ export function playlistEntriesForExport(db: Q, id: number): Promise<ExportEntry
     .execute();
 }
 
+/** The caller's standing towards a playlist as the database holds it (see playlist.access.ts, the one caller). */
+export interface AccessRow {
+  readonly owner_id: number;
+  readonly version: number | string;
+  readonly catalog_version: BigintColumn;
+  /** The caller's role when they are a member, null when they own it. */
+  readonly role: 'viewer' | 'editor' | null;
+  /** The owner's name. */
+  readonly owner_name: string;
+}
+
 /**
- * The playlist's version and the catalog's, in one indexed read, if `userId` owns it (see playlist.access.ts, the one
- * caller): none otherwise, whether it is another user's or not there at all.
+ * The playlist's owner, version and the catalog's version, and the caller's membership, in one indexed read, if
+ * `userId` owns it or is one of its members: none otherwise, whether it is another user's or not there at all.
  */
-export function ownedPlaylistVersion(
-  db: Q,
-  id: number,
-  userId: number,
-): Promise<{ version: number | string; catalog_version: BigintColumn } | undefined> {
+export function playlistAccessRow(db: Q, id: number, userId: number): Promise<AccessRow | undefined> {
   return db
-    .selectFrom('playlists')
-    .select(['version', catalogVersion])
-    .where('id', '=', id)
-    .where('owner_id', '=', userId)
+    .selectFrom('playlists as p')
+    .innerJoin('users as o', 'o.id', 'p.owner_id')
+    .leftJoin('playlist_members as m', (join) => join.onRef('m.playlist_id', '=', 'p.id').on('m.user_id', '=', userId))
+    .select(['p.owner_id', 'p.version', catalogVersion, 'm.role', 'o.name as owner_name'])
+    .where('p.id', '=', id)
+    .where((eb) => eb.or([eb('p.owner_id', '=', userId), eb('m.user_id', '=', userId)]))
     .executeTakeFirst();
+}
+
+/** Whether the user is a member of the playlist (kept while it is deleted, so that its members are answered 410). */
+export async function isMember(db: Q, id: number, userId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('playlist_members')
+    .select('role')
+    .where('playlist_id', '=', id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export function findDeletedPlaylist(db: Q, id: number): Promise<{ owner_id: number } | undefined> {
@@ -185,6 +205,58 @@ export function pageOfPlaylists(db: Q, ownerId: number, limit: number, offset: n
     .orderBy('p.id')
     .limit(limit)
     .offset(offset);
+}
+
+/** The query of a page of the ids of the playlists shared with the member, in id order. */
+export function pageOfSharedPlaylists(db: Q, userId: number, limit: number, offset: number) {
+  return sharedPlaylistIds(db, userId).orderBy('id').limit(limit).offset(offset);
+}
+
+/** The query of a page of the ids of the user's playlists and of those shared with them, in id order. */
+export function pageOfAllPlaylists(db: Q, userId: number, limit: number, offset: number) {
+  const own = db.selectFrom('playlists').select('id').where('owner_id', '=', userId);
+  return db
+    .selectFrom(own.unionAll(sharedPlaylistIds(db, userId)).as('x'))
+    .select('x.id')
+    .orderBy('x.id')
+    .limit(limit)
+    .offset(offset);
+}
+
+/** The ids of the current playlists shared with the user, through the key (member, playlist). */
+const sharedPlaylistIds = (db: Q, userId: number) =>
+  db
+    .selectFrom('playlist_members as m')
+    .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
+    .select('m.playlist_id as id')
+    .where('m.user_id', '=', userId);
+
+/** How many current playlists are shared with the user. */
+export async function countSharedPlaylists(db: Q, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('playlist_members as m')
+    .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('m.user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The user's memberships among these playlists: role and owner's name, by playlist id. */
+export async function membershipsOf(
+  db: Q,
+  userId: number,
+  ids: readonly number[],
+): Promise<Map<number, { role: 'viewer' | 'editor'; ownerName: string }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('playlist_members as m')
+    .innerJoin('users as o', 'o.id', 'm.owner_id')
+    .select(['m.playlist_id', 'm.role', 'o.name'])
+    .where('m.user_id', '=', userId)
+    .where('m.playlist_id', 'in', ids)
+    .execute();
+  return new Map(rows.map((row) => [row.playlist_id, { role: row.role, ownerName: row.name }]));
 }
 
 export async function countPlaylists(db: Q, ownerId: number): Promise<number> {

@@ -9,6 +9,7 @@ import {
   BAD_REQUEST,
   SEARCHING_ERRORS,
   SECURITY,
+  FORBIDDEN,
   GONE,
   IF_NONE_MATCH_HEADER,
   NOT_FOUND,
@@ -22,7 +23,7 @@ import {
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { pageQuerySchema } from '../http/schemas.js';
-import { PlaylistParams, UNKNOWN_SONGS, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
+import { PlaylistParams, Scope, UNKNOWN_SONGS, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
 import type { PlaylistFiles } from './playlist-files.service.js';
 import {
@@ -57,10 +58,11 @@ const PAGE_ETAG = 'Weak validator over what the page shows: its playlists and th
 /** The playlist endpoints, at `/v3/playlist` and at the plural alias the getting-started examples use. */
 export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
   const { playlists, limits, authenticate, files } = deps;
-  const query = pageQuerySchema(
+  const page = pageQuerySchema(
     limits,
     "Words that must all appear, case- and accent-insensitively, in the playlist's name or in a song's title, artist or genre",
   );
+  const query = Type.Object({ ...page.properties, scope: Type.Optional(Scope) });
 
   routeWithPluralAlias(
     app,
@@ -74,7 +76,7 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
         tags: LIBRARY,
         security: SECURITY,
         description:
-          "Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words.",
+          "Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`).",
         querystring: query,
         headers: conditionalHeaders,
         response: {
@@ -191,11 +193,13 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
         summary: 'Delete one of your playlists',
         tags: LIBRARY,
         security: SECURITY,
-        description: "Deletes one of the caller's playlists. Asking again answers 410.",
+        description:
+          "Deletes one of the caller's playlists. Asking again answers 410. Only its owner may delete a playlist (a member is answered 403).",
         params: PlaylistParams,
         response: {
           200: empty('Deleted; the body is empty.'),
           400: BAD_REQUEST,
+          403: FORBIDDEN,
           404: NOT_FOUND,
           410: GONE,
           ...AUTHENTICATED_ERRORS,

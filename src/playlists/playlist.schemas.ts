@@ -20,6 +20,17 @@ export const PlaylistWithSongs = Type.Object(
     songs: Type.Array(Type.Unsafe<Song>(Type.Ref('song')), {
       description: 'Songs in the playlist, in the order they were given',
     }),
+    owner: Type.Optional(
+      Type.String({
+        description:
+          "The owner's name: only in answers to a member, for a playlist shared with them (an owner's answers have no `owner` and no `role`)",
+      }),
+    ),
+    role: Type.Optional(
+      Type.Union([Type.Literal('viewer'), Type.Literal('editor')], {
+        description: "The caller's role, with `owner`: a viewer reads it, an editor also edits it",
+      }),
+    ),
   },
   { $id: 'playlistwithsongs', title: 'playlistwithsongs' },
 );
@@ -87,3 +98,11 @@ export function newPlaylistSchema(limits: Limits) {
 export type NewPlaylist = Static<ReturnType<typeof newPlaylistSchema>>;
 
 export const PlaylistParams = Type.Object({ playlistId: Id('Playlist id') });
+
+/** Which playlists a list or search covers (DESIGN.md §12). */
+export const Scope = Type.Union([Type.Literal('own'), Type.Literal('shared'), Type.Literal('all')], {
+  default: 'own',
+  description:
+    "`own` (the default): the caller's playlists; `shared`: those other users shared with the caller; `all`: both. Each in id order.",
+});
+export type Scope = Static<typeof Scope>;

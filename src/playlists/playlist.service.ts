@@ -1,9 +1,9 @@
 import { boundedPerKey } from '../concurrency/bounded.js';
 import { ChangeLog } from '../db/playlist-changes.js';
 import { playlistAccess } from './playlist.access.js';
-import { PlaylistCache } from './playlist.cache.js';
+import { PlaylistCache, type Answers } from './playlist.cache.js';
 import { playlistEditor } from './playlist-edit.service.js';
-import { pageEtag, pageJson, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
+import { asSeenBy, pageEtag, pageJson, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
 import type { Limits, SearchSettings } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
@@ -16,7 +16,7 @@ import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.reposito
 import * as playlists from './playlist.repository.js';
 import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
 import type { PageQuery } from '../http/schemas.js';
-import type { NewPlaylist } from './playlist.schemas.js';
+import type { NewPlaylist, Scope } from './playlist.schemas.js';
 
 /** What a playlist's cover shows. */
 export interface CoverFacts {
@@ -64,6 +64,15 @@ export function playlistService(
     queue: WRITES_WAITING_PER_USER,
     refuse: () => ApiError.tooManyRequests(1, 'Your previous changes are still being saved; wait for them first.'),
   });
+
+  /** A page's answers as the caller sees them: those shared with them carry the owner's name and their role. */
+  async function asMemberSees(userId: number, found: Answers): Promise<PlaylistAnswer[]> {
+    const memberships = await playlists.membershipsOf(q, userId, found.ids);
+    return found.answers.map((answer, i) => {
+      const membership = memberships.get(found.ids[i]!);
+      return membership === undefined ? answer : asSeenBy(answer, membership);
+    });
+  }
 
   function page(answers: readonly PlaylistAnswer[], total: number): Page {
     return { body: pageJson(answers), total, etag: pageEtag(answers, total) };
@@ -127,7 +136,7 @@ export function playlistService(
       const answer = await cache.playlist(grant);
       // Deleted since access was granted.
       if (answer === undefined) throw await access.refusal(userId, id);
-      return answer;
+      return asSeenBy(answer, grant);
     },
 
     /** The playlist with what the catalog knows of its songs, for the playlist files; 404 or 410 otherwise. */
@@ -171,21 +180,34 @@ export function playlistService(
       cache.forget(id);
     },
 
-    /** A page of the caller's playlists, as the JSON array the API answers with, and how many match in all. */
-    async list(userId: number, query: PageQuery): Promise<Page> {
+    /**
+     * A page of the caller's playlists (`scope` own), of those shared with them (shared) or of both (all), as the
+     * JSON array the API answers with (a shared one as its member sees it), and how many match in all.
+     */
+    async list(userId: number, query: PageQuery & { scope?: Scope | undefined }): Promise<Page> {
       const { limit, offset } = query;
+      const scope = query.scope ?? 'own';
       const words = searchTerms(query.search, limits.searchMaxLength);
       if (words.length === 0) {
-        const found = await cache.page(userId, playlists.pageOfPlaylists(q, userId, limit, offset));
-        const total = found.rows[0]?.total ?? (await playlists.countPlaylists(q, userId));
-        return page(found.answers, total);
+        if (scope === 'own') {
+          const found = await cache.page(userId, playlists.pageOfPlaylists(q, userId, limit, offset));
+          const total = found.rows[0]?.total ?? (await playlists.countPlaylists(q, userId));
+          return page(found.answers, total);
+        }
+        const found =
+          scope === 'shared'
+            ? await cache.page(userId, playlists.pageOfSharedPlaylists(q, userId, limit, offset))
+            : await cache.page(userId, playlists.pageOfAllPlaylists(q, userId, limit, offset));
+        const shared = await playlists.countSharedPlaylists(q, userId);
+        const total = scope === 'shared' ? shared : shared + (await playlists.countPlaylists(q, userId));
+        return page(await asMemberSees(userId, found), total);
       }
       // One read finds the page and the total (a page past the end costs no second count).
       const found = await cache.pageOfIds(userId, async () => {
-        const { ids, catalogVersion } = await search.matching(userId, words);
+        const { ids, catalogVersion } = await search.matching(userId, words, scope);
         return { ids: ids.slice(offset, offset + limit), catalogVersion, more: ids.length };
       });
-      return page(found.answers, found.more);
+      return page(scope === 'own' ? found.answers : await asMemberSees(userId, found), found.more);
     },
   };
 }

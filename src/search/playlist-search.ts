@@ -43,6 +43,41 @@ function slice(db: Q, dialect: Dialect, ownerId: number, words: readonly string[
 }
 
 /**
+ * One slice of the documents of the playlists shared with the member after `after`, in playlist order, as `slice`
+ * reads the owner's: through the key (member, playlist) of the memberships, each document by its own key.
+ */
+function sharedSlice(db: Q, dialect: Dialect, userId: number, words: readonly string[], after: number, size: number) {
+  return db
+    .selectFrom('playlist_members as m')
+    .innerJoin('playlist_documents as d', (join) =>
+      join.onRef('d.owner_id', '=', 'm.owner_id').onRef('d.playlist_id', '=', 'm.playlist_id'),
+    )
+    .select([
+      'm.playlist_id as id',
+      containsEvery(dialect, sql<string>`d.doc`, words).as('hit'),
+      after === 0 ? catalogVersion : sql<null>`NULL`.as('catalog_version'),
+    ])
+    .where('m.user_id', '=', userId)
+    .where(
+      dialect === 'sqlite'
+        ? sql<boolean>`m.playlist_id > ${after}`
+        : sql<boolean>`(m.user_id, m.playlist_id) > (${userId}, ${after})`,
+    )
+    .orderBy('m.user_id')
+    .orderBy('m.playlist_id')
+    .limit(size);
+}
+
+/** Which playlists a search covers: the caller's, those shared with them, or both. */
+export type SearchScope = 'own' | 'shared' | 'all';
+
+const SCOPE_WORDS: Readonly<Record<SearchScope, string>> = {
+  own: 'your playlists',
+  shared: 'the playlists shared with you',
+  all: 'your playlists and those shared with you',
+};
+
+/**
  * Searches of the owner's playlists, bounded (see bounded-search.ts): each reads the owner's documents a slice at a
  * time with the event loop free in between, for at most the search timeout, through the gate every search shares.
  */
@@ -52,17 +87,29 @@ export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGat
      * The ids of the owner's playlists that contain every (normalised) word, in playlist order, with the catalog's
      * version read in the same statement as the first of them (undefined when the owner has no playlist).
      */
-    matching(ownerId: number, words: readonly string[]): Promise<Matches> {
+    matching(ownerId: number, words: readonly string[], scope: SearchScope = 'own'): Promise<Matches> {
+      const q = db.kysely;
+      const own = (after: number, size: number) => slice(q, db.dialect, ownerId, words, after, size).execute();
+      const shared = (after: number, size: number) => sharedSlice(q, db.dialect, ownerId, words, after, size).execute();
       return gate(ownerId, async () => {
         let catalog: number | string | undefined;
         const ids = await matchInSlices(
           async (after, size) => {
-            const rows = await slice(db.kysely, db.dialect, ownerId, words, after, size).execute();
-            if (after === 0) catalog = rows[0]?.catalog_version ?? undefined;
+            let rows;
+            if (scope === 'all') {
+              // Both slices in id order, merged and cut at `size`: the next slice starts after the last id kept, so
+              // what one side read beyond it is read again then, never skipped.
+              const [mine, theirs] = await Promise.all([own(after, size), shared(after, size)]);
+              rows = [...mine, ...theirs].sort((a, b) => a.id - b.id).slice(0, size);
+              if (after === 0) catalog = mine[0]?.catalog_version ?? theirs[0]?.catalog_version ?? undefined;
+            } else {
+              rows = await (scope === 'own' ? own : shared)(after, size);
+              if (after === 0) catalog = rows[0]?.catalog_version ?? undefined;
+            }
             return rows;
           },
           settings.timeoutMs,
-          'your playlists',
+          SCOPE_WORDS[scope],
         );
         return { ids, catalogVersion: catalog };
       });

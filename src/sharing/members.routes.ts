@@ -4,6 +4,8 @@ import type { Limits } from '../config.js';
 import {
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
+  FORBIDDEN,
+  GONE,
   SECURITY,
   UNSUPPORTED_JSON_BODY,
   empty,
@@ -27,8 +29,6 @@ const memberList = Type.Array(Type.Ref('member'));
 const NOT_FOUND = error(
   'No such playlist for this user (another user’s playlist, not shared with them, answers the same).',
 );
-const FORBIDDEN = error('The caller is a member of the playlist, not its owner: only the owner manages its members.');
-const GONE = error('The playlist was deleted (its owner and its members get this).');
 
 /** A playlist's members (API 1.5.0): list them, add one or change a role, remove one; at the singular and plural paths. */
 export function membersRoutes(app: TypedApp, deps: MembersRouteDeps): void {

@@ -107,7 +107,7 @@ export function membersService(db: Db, playlists: PlaylistService, limits: Limit
     async remove(userId: number, id: number, name: string): Promise<void> {
       const grant = await access.requireAccess(userId, id, 'read');
       const target = await userNamed(name);
-      const leaving = target?.id === userId && grant.ownerId !== userId;
+      const leaving = target?.id === userId && grant.role !== 'owner';
       if (!leaving) await access.requireAccess(userId, id, 'own');
       if (target === undefined) throw ApiError.notFound(NO_SUCH_USER);
       if (target.id === grant.ownerId) {

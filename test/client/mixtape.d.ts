@@ -93,7 +93,7 @@ export interface paths {
         };
         /**
          * List your playlists
-         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words.
+         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`).
          */
         get: operations["getplaylists"];
         put?: never;
@@ -148,7 +148,7 @@ export interface paths {
         post?: never;
         /**
          * Delete one of your playlists
-         * @description Deletes one of the caller's playlists. Asking again answers 410.
+         * @description Deletes one of the caller's playlists. Asking again answers 410. Only its owner may delete a playlist (a member is answered 403).
          */
         delete: operations["deleteplaylist"];
         options?: never;
@@ -333,7 +333,7 @@ export interface paths {
         };
         /**
          * Alias of GET /v3/playlist
-         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words. Alias of the singular path, as used by the getting-started examples.
+         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`). Alias of the singular path, as used by the getting-started examples.
          */
         get: operations["getplaylistsPlural"];
         put?: never;
@@ -388,7 +388,7 @@ export interface paths {
         post?: never;
         /**
          * Alias of DELETE /v3/playlist/{playlist-id}
-         * @description Deletes one of the caller's playlists. Asking again answers 410. Alias of the singular path, as used by the getting-started examples.
+         * @description Deletes one of the caller's playlists. Asking again answers 410. Only its owner may delete a playlist (a member is answered 403). Alias of the singular path, as used by the getting-started examples.
          */
         delete: operations["deleteplaylistPlural"];
         options?: never;
@@ -725,6 +725,10 @@ export interface components {
             id: number;
             /** @description Playlist name */
             name: string;
+            /** @description The owner's name: only in answers to a member, for a playlist shared with them (an owner's answers have no `owner` and no `role`) */
+            owner?: string;
+            /** @description The caller's role, with `owner`: a viewer reads it, an editor also edits it */
+            role?: "viewer" | "editor";
             /** @description Songs in the playlist, in the order they were given */
             songs: components["schemas"]["song"][];
         };
@@ -990,6 +994,8 @@ export interface operations {
                 offset?: number;
                 /** @description Words that must all appear, case- and accent-insensitively, in the playlist's name or in a song's title, artist or genre */
                 search?: string;
+                /** @description `own` (the default): the caller's playlists; `shared`: those other users shared with the caller; `all`: both. Each in id order. */
+                scope?: "own" | "shared" | "all";
             };
             header?: {
                 /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
@@ -1450,7 +1456,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -1555,6 +1561,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -1573,7 +1588,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -1698,6 +1713,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -1707,7 +1731,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -1830,6 +1854,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -1848,7 +1881,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -1974,6 +2007,15 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="mixtape", charset="UTF-8"`. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2109,7 +2151,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2205,7 +2247,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist was deleted (its owner and its members get this). */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2305,7 +2347,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller is a member of the playlist, not its owner: only the owner manages its members. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2332,7 +2374,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist was deleted (its owner and its members get this). */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2439,7 +2481,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller is a member of the playlist, not its owner: only the owner manages its members. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2457,7 +2499,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist was deleted (its owner and its members get this). */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2705,6 +2747,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -2723,7 +2774,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3073,6 +3124,8 @@ export interface operations {
                 offset?: number;
                 /** @description Words that must all appear, case- and accent-insensitively, in the playlist's name or in a song's title, artist or genre */
                 search?: string;
+                /** @description `own` (the default): the caller's playlists; `shared`: those other users shared with the caller; `all`: both. Each in id order. */
+                scope?: "own" | "shared" | "all";
             };
             header?: {
                 /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
@@ -3533,7 +3586,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3638,6 +3691,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -3656,7 +3718,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3781,6 +3843,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -3790,7 +3861,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3913,6 +3984,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -3931,7 +4011,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4057,6 +4137,15 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="mixtape", charset="UTF-8"`. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4192,7 +4281,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4288,7 +4377,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist was deleted (its owner and its members get this). */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4388,7 +4477,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller is a member of the playlist, not its owner: only the owner manages its members. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4415,7 +4504,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist was deleted (its owner and its members get this). */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4522,7 +4611,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller is a member of the playlist, not its owner: only the owner manages its members. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4540,7 +4629,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist was deleted (its owner and its members get this). */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4788,6 +4877,15 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -4806,7 +4904,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist. */
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;

@@ -111,6 +111,9 @@ const idish: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 150, max: 400 }).map((n) => '9'.repeat(n)) },
 );
 
+/** Names a member path may carry: real-looking, hostile and odd. */
+const MEMBER_NAMES = ['alice', 'nobody', '%00', '..', 'a%2Fb', '%E2%80%AE', 'x'.repeat(300), '__proto__'];
+
 export const ODD_PATHS = [
   '/',
   '/v3',
@@ -161,6 +164,25 @@ const pathArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom('/v3/song', '/v3/song/') },
   { weight: 2, arbitrary: idish.map((id) => `/v3/song/${id}`) },
   { weight: 2, arbitrary: fc.constantFrom('/v3/playlist/import', '/v3/playlists/import', '/v3/playlist/import/') },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(idish, fc.constantFrom('members', 'links', 'versions', 'diff', 'restore'))
+      .map(([id, what]) => `/v3/playlist/${id}/${what}`),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(idish, fc.constantFrom('members', 'links', 'versions'), fc.oneof(idish, fc.constantFrom(...MEMBER_NAMES)))
+      .map(([id, what, key]) => `/v3/playlist/${id}/${what}/${key}`),
+  },
+  { weight: 1, arbitrary: fc.constantFrom('/v3/changes', '/v3/changes/') },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.oneof(fc.base64String({ maxLength: 60 }).map(encode), idish), fc.constantFrom('', '/image', '/x'))
+      .map(([token, tail]) => `/s/${token}${tail}`),
+  },
   { weight: 2, arbitrary: fc.constantFrom(...ODD_PATHS) },
   { weight: 1, arbitrary: fc.webPath().map((path) => (path.startsWith('/') ? path : `/${path}`)) },
   {
@@ -177,7 +199,7 @@ const pathArb: fc.Arbitrary<string> = fc.oneof(
 
 const queryKey: fc.Arbitrary<string> = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom('limit', 'offset', 'search') },
-  { weight: 3, arbitrary: fc.constantFrom('format', 'name', 'unmatched') },
+  { weight: 3, arbitrary: fc.constantFrom('format', 'name', 'unmatched', 'scope', 'since', 'from', 'to') },
   {
     weight: 2,
     arbitrary: fc.constantFrom('size', '__proto__', 'constructor', 'limit[]', 'search[0]', 'LIMIT', 'offset ', ''),

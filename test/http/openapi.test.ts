@@ -67,9 +67,9 @@ describe('docs/openapi.json', () => {
     expect(generated.replace(/^\/\*\*[\s\S]*?\*\/\s*/, '')).toBe(fresh.replace(/^\/\*\*[\s\S]*?\*\/\s*/, ''));
   });
 
-  it('is OpenAPI 3.1 for API version 1.4.0', () => {
+  it('is OpenAPI 3.1 for API version 1.5.0', () => {
     expect(committed.openapi).toMatch(/^3\.1\.\d+$/);
-    expect(committed.info.version).toBe('1.4.0');
+    expect(committed.info.version).toBe('1.5.0');
   });
 
   it('has the paths of the API and the operationIds of musicapi.yaml on the singular ones', () => {
