@@ -114,6 +114,65 @@ describeEachDatabase('playlist members on %s', { MIXTAPE_MEMBERS_MAX: String(MEM
     expectError(await members(playlist.id, u.eve!), 404);
   });
 
+  it('lets members list the members, not manage them (403), and each member leave; strangers get 404', async () => {
+    const u = await users('rights', 'ivy', 'jon', 'kim', 'lee', 'eve');
+    const playlist = await createPlaylist(t.app, u.ivy!, 'Shared', [1]);
+    const { id } = playlist;
+    await share(id, u.ivy!, 'rights-jon', 'viewer');
+    await share(id, u.ivy!, 'rights-kim', 'editor');
+    await share(id, u.ivy!, 'rights-lee', 'viewer');
+    const everyone = [
+      { user: 'rights-ivy', role: 'owner' },
+      { user: 'rights-jon', role: 'viewer' },
+      { user: 'rights-kim', role: 'editor' },
+      { user: 'rights-lee', role: 'viewer' },
+    ];
+    // Reading the list is reading the playlist.
+    expect(await listOf(id, u.jon!)).toEqual(everyone);
+    expect(await listOf(id, u.kim!)).toEqual(everyone);
+    expectError(await members(id, u.eve!), 404);
+
+    // Managing members is the owner's, whatever the member's role, and whoever is named (a user or not).
+    for (const member of [u.jon!, u.kim!]) {
+      expectError(await share(id, member, 'rights-eve', 'viewer'), 403);
+      expectError(await share(id, member, 'rights-lee', 'editor'), 403);
+      expectError(await share(id, member, 'rights-nobody', 'viewer'), 403);
+      expectError(await unshare(id, member, 'rights-lee'), 403);
+      expectError(await unshare(id, member, 'rights-nobody'), 403);
+      expectError(await unshare(id, member, 'rights-ivy'), 403);
+    }
+    // Not even to change their own role.
+    expectError(await share(id, u.jon!, 'rights-jon', 'editor'), 403);
+    expect(await listOf(id, u.ivy!)).toEqual(everyone);
+    expectError(await share(id, u.eve!, 'rights-eve', 'viewer'), 404);
+    expectError(await unshare(id, u.eve!, 'rights-eve'), 404);
+
+    // A member leaves by themselves; they are then a stranger to it.
+    const left = await unshare(id, u.jon!, 'rights-jon', 's');
+    expect(left.statusCode, left.body).toBe(200);
+    expect(left.body).toBe('');
+    expectError(await members(id, u.jon!), 404);
+    expectError(await unshare(id, u.jon!, 'rights-jon'), 404);
+    expect((await unshare(id, u.kim!, 'rights-kim')).statusCode).toBe(200);
+    expect(await listOf(id, u.ivy!)).toEqual([
+      { user: 'rights-ivy', role: 'owner' },
+      { user: 'rights-lee', role: 'viewer' },
+    ]);
+
+    // A deleted playlist's members get 410 on every request to it, leaving included.
+    expect((await sendAs(t.app, 'DELETE', `/v3/playlist/${id}`, u.ivy!)).statusCode).toBe(200);
+    expectError(await members(id, u.lee!), 410);
+    expectError(await unshare(id, u.lee!, 'rights-lee'), 410);
+    expectError(await members(id, u.kim!), 404);
+    // The owner's restore brings it back with its members.
+    const restored = await sendAs(t.app, 'POST', `/v3/playlist/${id}/restore`, u.ivy!, { version: 1 });
+    expect(restored.statusCode, restored.body).toBe(200);
+    expect(await listOf(id, u.lee!)).toEqual([
+      { user: 'rights-ivy', role: 'owner' },
+      { user: 'rights-lee', role: 'viewer' },
+    ]);
+  });
+
   it(`takes at most MIXTAPE_MEMBERS_MAX (${MEMBERS_MAX}) members: one more is 409, a role change still goes`, async () => {
     const u = await users('max', 'ivy', 'a', 'b', 'c', 'd');
     const playlist = await createPlaylist(t.app, u.ivy!, 'Crowded', []);
