@@ -2013,15 +2013,6 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["error"];
-                };
-            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -2593,6 +2584,15 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="mixtape", charset="UTF-8"`. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4143,15 +4143,6 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["error"];
-                };
-            };
             /** @description No such playlist for this user (another user's playlist answers the same). */
             404: {
                 headers: {
@@ -4723,6 +4714,15 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="mixtape", charset="UTF-8"`. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
