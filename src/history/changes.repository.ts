@@ -86,12 +86,13 @@ export function mergeSorted<T>(a: readonly T[], b: readonly T[], order: (x: T, y
  * The revisions after `after`, oldest first, at most `limit`, of the user's own playlists and of those they are a
  * member of now (a deleted one's too: memberships outlive a delete, so its members hear of it); on PostgreSQL only
  * those of transactions below `horizon` (a horizon read before these statements: all of them are finished and
- * visible to them). Two indexed reads, each at most `limit` rows: the owner's by `playlist_revisions_feed`, the
- * shared ones by the reader's memberships (`playlist_members_user`) and each playlist's revisions after the position
- * (`playlist_revisions_playlist_feed`), so that nothing lists the memberships in the application.
+ * visible to them). Two indexed reads of at most `limit` rows each, merged: the owner's by `playlist_revisions_feed`,
+ * and the shared ones by the reader's memberships (`playlist_members_user`), each playlist's revisions after the
+ * position read by `playlist_revisions_playlist_feed`, so that nothing lists the memberships in the application.
  */
 export async function revisionsAfter(
   db: Q,
+  dialect: Dialect,
   userId: number,
   after: FeedPosition,
   horizon: number | undefined,
@@ -102,20 +103,10 @@ export async function revisionsAfter(
     .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
     .where('r.owner_id', '=', userId)
     .where(sql<boolean>`(r.xid, r.seq) > (${after.xid}, ${after.seq})`);
-  let shared = db
-    .selectFrom('playlist_members as m')
-    .innerJoin('playlist_revisions as r', 'r.playlist_id', 'm.playlist_id')
-    .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
-    .where('m.user_id', '=', userId)
-    .where('r.xid', '>=', after.xid)
-    .where(sql<boolean>`(r.xid, r.seq) > (${after.xid}, ${after.seq})`);
-  if (horizon !== undefined) {
-    owned = owned.where('r.xid', '<', horizon);
-    shared = shared.where('r.xid', '<', horizon);
-  }
+  if (horizon !== undefined) owned = owned.where('r.xid', '<', horizon);
   const [own, theirs] = await Promise.all([
     owned.orderBy('r.xid').orderBy('r.seq').limit(limit).execute(),
-    shared.orderBy('r.xid').orderBy('r.seq').limit(limit).execute(),
+    sharedRevisionsAfter(db, dialect, userId, after, horizon, limit),
   ]);
   const rows = (found: typeof own): FeedRow[] =>
     found.map((row) => ({
@@ -126,6 +117,55 @@ export async function revisionsAfter(
       position: { xid: Number(row.xid), seq: Number(row.seq) },
     }));
   return mergeSorted(rows(own), rows(theirs), byPosition, limit);
+}
+
+/**
+ * The revisions after `after` of the playlists the user is a member of, oldest first, at most `limit`: for each
+ * membership, one probe of that playlist's revisions from the position on. PostgreSQL is told so (a lateral join, at
+ * most `limit` rows a playlist): left to choose, it may instead walk the whole index of every playlist's revisions
+ * in one merge with the memberships, which grows with everyone's history. SQLite's planner probes per membership by
+ * itself, and has no lateral join.
+ */
+function sharedRevisionsAfter(
+  db: Q,
+  dialect: Dialect,
+  userId: number,
+  after: FeedPosition,
+  horizon: number | undefined,
+  limit: number,
+) {
+  if (dialect === 'postgres') {
+    return db
+      .selectFrom('playlist_members as m')
+      .innerJoinLateral(
+        (eb) => {
+          let revisions = eb
+            .selectFrom('playlist_revisions as pr')
+            .select(['pr.seq', 'pr.xid', 'pr.playlist_id', 'pr.version', 'pr.change', 'pr.at'])
+            .whereRef('pr.playlist_id', '=', 'm.playlist_id')
+            .where(sql<boolean>`(pr.xid, pr.seq) > (${after.xid}, ${after.seq})`);
+          if (horizon !== undefined) revisions = revisions.where('pr.xid', '<', horizon);
+          return revisions.orderBy('pr.xid').orderBy('pr.seq').limit(limit).as('r');
+        },
+        (join) => join.onTrue(),
+      )
+      .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
+      .where('m.user_id', '=', userId)
+      .orderBy('r.xid')
+      .orderBy('r.seq')
+      .limit(limit)
+      .execute();
+  }
+  return db
+    .selectFrom('playlist_members as m')
+    .innerJoin('playlist_revisions as r', 'r.playlist_id', 'm.playlist_id')
+    .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
+    .where('m.user_id', '=', userId)
+    .where(sql<boolean>`(r.xid, r.seq) > (${after.xid}, ${after.seq})`)
+    .orderBy('r.xid')
+    .orderBy('r.seq')
+    .limit(limit)
+    .execute();
 }
 
 /** The user's member events after `after`, oldest first, at most `limit`; on PostgreSQL only those below `horizon`. */

@@ -136,7 +136,7 @@ export function changeFeed(db: Db, historyDays: number) {
       }
       const horizon = db.dialect === 'postgres' ? (await feedHorizon(q, db.dialect)).revisions.xid : undefined;
       const { revisions, members } = token.positions;
-      const revisionRows = await revisionsAfter(q, userId, revisions, horizon, limit + 1);
+      const revisionRows = await revisionsAfter(q, db.dialect, userId, revisions, horizon, limit + 1);
       const memberRows = await memberEventsAfter(q, userId, members, horizon, limit + 1);
       // One order for both logs: by transaction, then by time (their sequences number each log apart).
       const tagged = (rows: FeedRow[], log: 'revisions' | 'members') => rows.map((row) => ({ ...row, log }));
