@@ -49,6 +49,9 @@ import { linkRoutes } from './sharing/links.routes.js';
 import { linkService } from './sharing/links.service.js';
 import { sharePageRoutes } from './sharing/share-page.routes.js';
 import { sharedPlaylists } from './sharing/share-page.service.js';
+import { membersRoutes } from './sharing/members.routes.js';
+import { Member } from './sharing/members.schemas.js';
+import { membersService } from './sharing/members.service.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -92,6 +95,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     ImportedPlaylist,
     Revision,
     ChangeEntry,
+    Member,
   ];
   for (const schema of sharedSchemas) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
@@ -133,6 +137,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const history = historyService(db, playlists, { limits, exports: config.exports, historyDays: config.historyDays });
   historyRoutes(routes, { history, limits, authenticate });
   changesRoutes(routes, { feed: changeFeed(db, config.historyDays), authenticate });
+  membersRoutes(routes, { members: membersService(db, playlists, limits), limits, authenticate });
   const pruning = startHistoryPruning(db, config.historyDays, app.log);
   app.addHook('onClose', () => {
     pruning.stop();

@@ -27,6 +27,7 @@ describe('loadConfig', () => {
         searchMaxLength: 200,
         bodyBytes: 65_536,
         playlistsPerUser: 10_000,
+        membersMax: 100,
       },
       auth: {
         recheckMs: 5000,

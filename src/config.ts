@@ -34,6 +34,8 @@ export interface Limits {
   readonly playlistsPerUser: number;
   /** Live (not expired) share links a playlist may have at once. */
   readonly linksMax: number;
+  /** Members of one playlist besides its owner (section 12). */
+  readonly membersMax: number;
 }
 
 /** Failed sign-in budgets, each over the same window. */
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
       bodyBytes: read.int('MIXTAPE_BODY_LIMIT', 65_536, 1024, 64 * 1024 * 1024),
       playlistsPerUser: read.int('MIXTAPE_PLAYLISTS_PER_USER', 10_000, 1, 2 ** 31 - 1),
       linksMax: read.int('MIXTAPE_LINKS_MAX', 10, 1, 10_000),
+      membersMax: read.int('MIXTAPE_MEMBERS_MAX', 100, 1, 100_000),
     },
     auth: {
       cacheSize: read.int('MIXTAPE_AUTH_CACHE_SIZE', 10_000, 1, 10_000_000),

@@ -6,92 +6,234 @@ import type { ChangeKind } from './revision.repository.js';
 type Q = Kysely<Database>;
 
 /**
- * A place in the change feed: every revision at or before (`xid`, `seq`) was delivered. On SQLite `xid` is always 0
- * and `seq` alone orders revisions: one writer at a time commits them in the order it numbers them. On PostgreSQL a
- * sequence number taken in a transaction that commits after a later one would be skipped by a reader already past
- * it; so each revision carries its transaction's id, and a reader delivers only revisions of transactions older
- * than the oldest still running (the horizon, `pg_snapshot_xmin`): no revision can appear there any more.
+ * A place in one of the change feed's logs (revisions, member events): every row at or before (`xid`, `seq`) was
+ * delivered. On SQLite `xid` is always 0 and `seq` alone orders a log: one writer at a time commits its rows in the
+ * order it numbers them. On PostgreSQL a sequence number taken in a transaction that commits after a later one would
+ * be skipped by a reader already past it; so each row carries its transaction's id, and a reader delivers only rows
+ * of transactions older than the oldest still running (the horizon, `pg_snapshot_xmin`): no row can appear there any
+ * more.
  */
 export interface FeedPosition {
   readonly xid: number;
   readonly seq: number;
 }
 
+/** What a feed entry tells: a revision of the playlist, or that it was shared with the reader or no longer is. */
+export type FeedChange = ChangeKind | 'shared' | 'unshared';
+
 export interface FeedRow {
   readonly id: number;
   readonly version: number;
-  readonly change: ChangeKind;
+  readonly change: FeedChange;
   readonly at: number;
   readonly position: FeedPosition;
 }
 
 /**
- * Where the feed stands now: every revision before it is committed and visible to any read that starts after this
- * one. PostgreSQL: (horizon, 0); SQLite: the last revision written.
+ * The feed reads two logs, each numbered by a sequence of its own: the revisions of the reader's playlists and of
+ * those shared with them (`playlist_revisions`), and what happened to their memberships (`member_events`). A token
+ * holds a position in each.
  */
-export async function feedHorizon(db: Q, dialect: Dialect): Promise<FeedPosition> {
-  if (dialect === 'postgres') {
-    const { rows } = await sql<{ h: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h`.execute(db);
-    return { xid: Number(rows[0]!.h), seq: 0 };
-  }
-  const row = await db
-    .selectFrom('playlist_revisions')
-    .select((eb) => eb.fn.max('seq').as('seq'))
-    .executeTakeFirst();
-  return { xid: 0, seq: Number(row?.seq ?? 0) };
+export interface FeedPositions {
+  readonly revisions: FeedPosition;
+  readonly members: FeedPosition;
 }
 
 /**
- * The owner's revisions after `after`, oldest first, at most `limit`; on PostgreSQL only those of transactions below
- * `horizon` (a horizon read before this statement: all of them are finished and visible to it).
+ * Where the feed stands now: every row of either log before it is committed and visible to any read that starts
+ * after this one. PostgreSQL: (horizon, 0) in both; SQLite: the last row written to each.
+ */
+export async function feedHorizon(db: Q, dialect: Dialect): Promise<FeedPositions> {
+  if (dialect === 'postgres') {
+    const { rows } = await sql<{ h: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h`.execute(db);
+    const horizon = { xid: Number(rows[0]!.h), seq: 0 };
+    return { revisions: horizon, members: horizon };
+  }
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('playlist_revisions')
+        .select((inner) => inner.fn.max('seq').as('seq'))
+        .as('revisions'),
+      eb
+        .selectFrom('member_events')
+        .select((inner) => inner.fn.max('seq').as('seq'))
+        .as('members'),
+    ])
+    .executeTakeFirst();
+  return {
+    revisions: { xid: 0, seq: Number(row?.revisions ?? 0) },
+    members: { xid: 0, seq: Number(row?.members ?? 0) },
+  };
+}
+
+const byPosition = (a: { position: FeedPosition }, b: { position: FeedPosition }) =>
+  a.position.xid - b.position.xid || a.position.seq - b.position.seq;
+
+/** The first `limit` rows of two lists sorted by `order`, in that order (the first list's row first on a tie). */
+export function mergeSorted<T>(a: readonly T[], b: readonly T[], order: (x: T, y: T) => number, limit: number): T[] {
+  const merged: T[] = [];
+  let i = 0;
+  let j = 0;
+  while (merged.length < limit && (i < a.length || j < b.length)) {
+    if (j >= b.length || (i < a.length && order(a[i]!, b[j]!) <= 0)) merged.push(a[i++]!);
+    else merged.push(b[j++]!);
+  }
+  return merged;
+}
+
+/**
+ * The revisions after `after`, oldest first, at most `limit`, of the user's own playlists and of those they are a
+ * member of now (a deleted one's too: memberships outlive a delete, so its members hear of it); on PostgreSQL only
+ * those of transactions below `horizon` (a horizon read before these statements: all of them are finished and
+ * visible to them). Two indexed reads of at most `limit` rows each, merged: the owner's by `playlist_revisions_feed`,
+ * and the shared ones by the reader's memberships (`playlist_members_user`), each playlist's revisions after the
+ * position read by `playlist_revisions_playlist_feed`, so that nothing lists the memberships in the application.
  */
 export async function revisionsAfter(
   db: Q,
-  ownerId: number,
+  dialect: Dialect,
+  userId: number,
+  after: FeedPosition,
+  horizon: number | undefined,
+  limit: number,
+): Promise<FeedRow[]> {
+  let owned = db
+    .selectFrom('playlist_revisions as r')
+    .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
+    .where('r.owner_id', '=', userId)
+    .where(sql<boolean>`(r.xid, r.seq) > (${after.xid}, ${after.seq})`);
+  if (horizon !== undefined) owned = owned.where('r.xid', '<', horizon);
+  const [own, theirs] = await Promise.all([
+    owned.orderBy('r.xid').orderBy('r.seq').limit(limit).execute(),
+    sharedRevisionsAfter(db, dialect, userId, after, horizon, limit),
+  ]);
+  const rows = (found: typeof own): FeedRow[] =>
+    found.map((row) => ({
+      id: row.playlist_id,
+      version: Number(row.version),
+      change: row.change as ChangeKind,
+      at: Number(row.at),
+      position: { xid: Number(row.xid), seq: Number(row.seq) },
+    }));
+  return mergeSorted(rows(own), rows(theirs), byPosition, limit);
+}
+
+/**
+ * The revisions after `after` of the playlists the user is a member of, oldest first, at most `limit`: for each
+ * membership, one probe of that playlist's revisions from the position on. PostgreSQL is told so (a lateral join, at
+ * most `limit` rows a playlist): left to choose, it may instead walk the whole index of every playlist's revisions
+ * in one merge with the memberships, which grows with everyone's history. SQLite's planner probes per membership by
+ * itself, and has no lateral join.
+ */
+function sharedRevisionsAfter(
+  db: Q,
+  dialect: Dialect,
+  userId: number,
+  after: FeedPosition,
+  horizon: number | undefined,
+  limit: number,
+) {
+  if (dialect === 'postgres') {
+    return db
+      .selectFrom('playlist_members as m')
+      .innerJoinLateral(
+        (eb) => {
+          let revisions = eb
+            .selectFrom('playlist_revisions as pr')
+            .select(['pr.seq', 'pr.xid', 'pr.playlist_id', 'pr.version', 'pr.change', 'pr.at'])
+            .whereRef('pr.playlist_id', '=', 'm.playlist_id')
+            .where(sql<boolean>`(pr.xid, pr.seq) > (${after.xid}, ${after.seq})`);
+          if (horizon !== undefined) revisions = revisions.where('pr.xid', '<', horizon);
+          return revisions.orderBy('pr.xid').orderBy('pr.seq').limit(limit).as('r');
+        },
+        (join) => join.onTrue(),
+      )
+      .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
+      .where('m.user_id', '=', userId)
+      .orderBy('r.xid')
+      .orderBy('r.seq')
+      .limit(limit)
+      .execute();
+  }
+  return db
+    .selectFrom('playlist_members as m')
+    .innerJoin('playlist_revisions as r', 'r.playlist_id', 'm.playlist_id')
+    .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
+    .where('m.user_id', '=', userId)
+    .where(sql<boolean>`(r.xid, r.seq) > (${after.xid}, ${after.seq})`)
+    .orderBy('r.xid')
+    .orderBy('r.seq')
+    .limit(limit)
+    .execute();
+}
+
+/** The user's member events after `after`, oldest first, at most `limit`; on PostgreSQL only those below `horizon`. */
+export async function memberEventsAfter(
+  db: Q,
+  userId: number,
   after: FeedPosition,
   horizon: number | undefined,
   limit: number,
 ): Promise<FeedRow[]> {
   let query = db
-    .selectFrom('playlist_revisions')
+    .selectFrom('member_events')
     .select(['seq', 'xid', 'playlist_id', 'version', 'change', 'at'])
-    .where('owner_id', '=', ownerId)
+    .where('user_id', '=', userId)
     .where(sql<boolean>`(xid, seq) > (${after.xid}, ${after.seq})`);
   if (horizon !== undefined) query = query.where('xid', '<', horizon);
   const rows = await query.orderBy('xid').orderBy('seq').limit(limit).execute();
   return rows.map((row) => ({
     id: row.playlist_id,
     version: Number(row.version),
-    change: row.change as ChangeKind,
+    change: row.change,
     at: Number(row.at),
     position: { xid: Number(row.xid), seq: Number(row.seq) },
   }));
 }
 
-/** The owner's current playlists after id `after`, in id order, at most `limit`, each with its last revision. */
+/**
+ * The user's current playlists and those shared with them after id `after`, in id order, at most `limit`, each with
+ * its last revision: two indexed reads of at most `limit` rows (by owner, and by the user's memberships), merged.
+ */
 export async function playlistsAfter(
   db: Q,
-  ownerId: number,
+  userId: number,
   after: number,
   limit: number,
 ): Promise<Omit<FeedRow, 'position'>[]> {
-  const rows = await db
+  const owned = db
     .selectFrom('playlists as p')
     .leftJoin('playlist_revisions as r', (join) =>
       join.onRef('r.playlist_id', '=', 'p.id').onRef('r.version', '=', 'p.version'),
     )
     .select(['p.id', 'p.version', 'p.created_at', 'r.change', 'r.at'])
-    .where('p.owner_id', '=', ownerId)
+    .where('p.owner_id', '=', userId)
     .where('p.id', '>', after)
     .orderBy('p.id')
     .limit(limit)
     .execute();
-  return rows.map((row) => ({
-    id: row.id,
-    version: Number(row.version),
-    change: (row.change ?? 'create') as ChangeKind,
-    at: Number(row.at ?? row.created_at),
-  }));
+  const shared = db
+    .selectFrom('playlist_members as m')
+    .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
+    .leftJoin('playlist_revisions as r', (join) =>
+      join.onRef('r.playlist_id', '=', 'p.id').onRef('r.version', '=', 'p.version'),
+    )
+    .select(['p.id', 'p.version', 'p.created_at', 'r.change', 'r.at'])
+    .where('m.user_id', '=', userId)
+    .where('m.playlist_id', '>', after)
+    .orderBy('m.playlist_id')
+    .limit(limit)
+    .execute();
+  const [own, theirs] = await Promise.all([owned, shared]);
+  const rows = (found: typeof own) =>
+    found.map((row) => ({
+      id: row.id,
+      version: Number(row.version),
+      change: (row.change ?? 'create') as ChangeKind,
+      at: Number(row.at ?? row.created_at),
+    }));
+  return mergeSorted(rows(own), rows(theirs), (a, b) => a.id - b.id, limit);
 }
 
 /** The key the instances share to sign the feed's tokens. */

@@ -17,7 +17,7 @@ export function changesRoutes(app: TypedApp, deps: { feed: ChangeFeed; authentic
       tags: ['History'],
       security: SECURITY,
       description:
-        'Without `since`, every playlist the caller has now, one entry each; with `since` (the `next` of the last answer), the changes after it, oldest first, deletes included. Call again at once while `more` is true. Tokens work on every instance and never skip an acknowledged write.',
+        'Without `since`, every playlist the caller has now (their own and those shared with them), one entry each; with `since` (the `next` of the last answer), the changes after it, oldest first, deletes included, and `shared` or `unshared` as the caller becomes a member of a playlist, gets another role or stops being one. Call again at once while `more` is true. Tokens work on every instance and never skip an acknowledged write.',
       querystring: ChangesQuery,
       response: {
         200: json('A page of changes and the token to continue from.', ChangesPage),

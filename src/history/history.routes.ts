@@ -165,6 +165,7 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
             ETag: { type: 'string', description: 'Strong validator of the restored playlist, as GET now answers it.' },
           }),
           400: BAD_REQUEST,
+          403: FORBIDDEN,
           404: error('No such playlist for this user, or it never had this version.'),
           409: error(
             "The version has more songs than a playlist may hold now, the caller's playlist quota is reached (restoring a deleted playlist), or it was restored meanwhile.",
@@ -228,7 +229,6 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
             },
           },
           400: error('A bad parameter, or `from` or `to` past the newest version.'),
-          403: FORBIDDEN,
           404: NOT_FOUND,
           410: GONE_VERSION,
           ...AUTHENTICATED_ERRORS,

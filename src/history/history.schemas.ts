@@ -10,6 +10,15 @@ const Change = Type.Unsafe<(typeof CHANGES)[number]>({
   enum: [...CHANGES],
   description: 'What the revision did',
 });
+/** What a change feed entry tells: a revision, or (1.5.0) a playlist shared with the caller, or no longer. */
+export const FEED_CHANGES = [...CHANGES, 'shared', 'unshared'] as const;
+
+const FeedChange = Type.Unsafe<(typeof FEED_CHANGES)[number]>({
+  type: 'string',
+  enum: [...FEED_CHANGES],
+  description:
+    'What happened: a revision (`create`, `edit`, `restore`, `delete`), or the playlist was shared with the caller or their role changed (`shared`), or it no longer is (`unshared`)',
+});
 const At = Type.String({ description: 'When it was written: RFC 3339, UTC, with milliseconds' });
 
 export const Revision = Type.Object(
@@ -69,9 +78,9 @@ export const ChangeEntry = Type.Object(
   {
     id: Type.Integer({ minimum: 1, description: 'The playlist id' }),
     version: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'Its version after the change (none for a delete)' }),
+      Type.Integer({ minimum: 1, description: 'Its version after the change (none for a delete or `unshared`)' }),
     ),
-    change: Change,
+    change: FeedChange,
     at: At,
   },
   { $id: 'change', title: 'change' },

@@ -69,6 +69,22 @@ async function prunePlaylist(trx: Db['kysely'], dialect: Db['dialect'], id: numb
   await trx.deleteFrom('playlist_revisions').where('playlist_id', '=', id).where('version', '<', keepFrom).execute();
 }
 
+/**
+ * Prunes one batch of member events older than `cutoff` (the change feed refuses tokens that old); returns how many
+ * it removed.
+ */
+export async function pruneMemberEvents(db: Db, cutoff: number): Promise<number> {
+  const removed = await db.write((trx) =>
+    trx
+      .deleteFrom('member_events')
+      .where('seq', 'in', (eb) =>
+        eb.selectFrom('member_events').select('seq').where('at', '<', cutoff).orderBy('at').limit(BATCH),
+      )
+      .executeTakeFirst(),
+  );
+  return Number(removed.numDeletedRows);
+}
+
 async function isSplice(trx: Db['kysely'], id: number, version: number): Promise<boolean> {
   const row = await trx
     .selectFrom('playlist_revisions')
@@ -80,7 +96,7 @@ async function isSplice(trx: Db['kysely'], id: number, version: number): Promise
 }
 
 /**
- * Prunes revisions older than the retention in the background: a round every ten minutes (the first a minute after
+ * Prunes revisions and member events older than the retention in the background: a round every ten minutes (the first a minute after
  * start), at most BATCHES_PER_ROUND batches each, so that a backlog is worked off without holding the writer long.
  */
 export function startHistoryPruning(db: Db, historyDays: number, log: FastifyBaseLogger): { stop(): void } {
@@ -91,8 +107,11 @@ export function startHistoryPruning(db: Db, historyDays: number, log: FastifyBas
       for (let i = 0; i < BATCHES_PER_ROUND && !stopped; i++) {
         if ((await pruneHistory(db, Date.now() - historyDays * DAY_MS)) === 0) break;
       }
+      for (let i = 0; i < BATCHES_PER_ROUND && !stopped; i++) {
+        if ((await pruneMemberEvents(db, Date.now() - historyDays * DAY_MS)) < BATCH) break;
+      }
     } catch (error) {
-      log.warn({ err: error }, 'pruning old playlist revisions failed; trying again later');
+      log.warn({ err: error }, 'pruning old playlist revisions or member events failed; trying again later');
     }
     if (!stopped) schedule(INTERVAL_MS);
   };

@@ -2,6 +2,7 @@ import type { Db } from '../db/database.js';
 import { PASSWORD_MAX_BYTES } from '../credentials/credential.js';
 import { hashPassword, verifyPassword } from '../credentials/password.js';
 import { UserError, userName } from './user-name.js';
+import { recordOwnerLeaving } from '../sharing/members.repository.js';
 import * as users from './user.repository.js';
 
 export { UserError } from './user-name.js';
@@ -30,9 +31,18 @@ export function userService(db: Db) {
       checkPassword(password);
       return users.updatePasswordHash(db.kysely, stored, await hashPassword(password));
     },
-    /** Removes the user and, with them, their playlists. */
+    /**
+     * Removes the user and, with them, their playlists and memberships (by the foreign keys); the members of their
+     * playlists hear `unshared` in their change feeds.
+     */
     async remove(name: string): Promise<boolean> {
-      return users.deleteUser(db.kysely, userName(name));
+      const stored = userName(name);
+      return db.write(async (trx) => {
+        const user = await users.findUserByName(trx, stored);
+        if (user === undefined) return false;
+        await recordOwnerLeaving(trx, user.id, Date.now());
+        return users.deleteUser(trx, stored);
+      });
     },
     list() {
       return users.listUsers(db.kysely);

@@ -539,6 +539,89 @@ describeEachDatabase('share links and the page they open, as the document says (
   }
 });
 
+describeEachDatabase('sharing that matches the document (%s)', { MIXTAPE_MEMBERS_MAX: '1' }, (t) => {
+  for (const base of ['/v3/playlist', '/v3/playlists']) {
+    it(`members at ${base}, and their failures`, async () => {
+      const prefix = base.endsWith('s') ? 'plural' : 'singular';
+      const owner = await t.addUser(`${prefix}-owner`);
+      const stranger = await t.addUser(`${prefix}-stranger`);
+      for (const name of ['jon', 'kim']) await t.addUser(`${prefix}-${name}`);
+      const list = `${base}/{playlist-id}/members`;
+      const one = `${list}/{user}`;
+      const call = async (
+        method: Method,
+        path: string,
+        status: number,
+        request: Partial<InjectRequest>,
+        security = owner,
+      ) => {
+        const headers = { security, ...request.headers };
+        const response = await conforming(t, method, path, { url: '', ...request, headers });
+        expect(response.statusCode, `${method} ${path} ${response.body}`).toBe(status);
+        return response;
+      };
+      const create = { url: base, headers: { security: owner }, payload: { name: 'Shared', songIds: [1] } };
+      const id = (await conforming(t, 'post', base, create)).json<{ id: number }>().id;
+      const url = `${base}/${id}/members`;
+      const json = { 'content-type': 'application/json' };
+      const viewer = { headers: json, payload: { role: 'viewer' } };
+
+      await call('put', one, 200, { url: `${url}/${prefix}-jon`, ...viewer });
+      await call('get', list, 200, { url });
+      await call('put', one, 409, { url: `${url}/${prefix}-kim`, ...viewer });
+      await call('put', one, 404, { url: `${url}/${prefix}-nobody`, ...viewer });
+      await call('put', one, 400, { url: `${url}/${prefix}-jon`, headers: json, payload: { role: 'owner' } });
+      await call('put', one, 413, {
+        url: `${url}/${prefix}-jon`,
+        headers: json,
+        payload: JSON.stringify({ role: 'viewer', pad: 'x'.repeat(70_000) }),
+      });
+      await call('put', one, 415, { url: `${url}/${prefix}-jon`, headers: { 'content-type': 'application/xml' } });
+      await call('get', list, 400, { url: `${base}/0/members` });
+      await call('get', list, 404, { url }, stranger);
+      await call('delete', one, 400, { url: `${url}/${prefix}-owner` });
+      await call('delete', one, 404, { url: `${url}/${prefix}-kim` });
+      const jon = basic(`${prefix}-jon`, 'correct horse');
+      await call('get', list, 200, { url }, jon);
+      await call('put', one, 403, { url: `${url}/${prefix}-kim`, ...viewer }, jon);
+      await call('delete', one, 403, { url: `${url}/${prefix}-owner` }, jon);
+      // A viewer's writes to the playlist itself.
+      const playlist = `${base}/{playlist-id}`;
+      const at = `${base}/${id}`;
+      await call('patch', playlist, 403, { url: at, headers: json, payload: { name: 'Mine' } }, jon);
+      await call('put', playlist, 403, { url: at, headers: json, payload: { name: 'Mine', songIds: [] } }, jon);
+      await call(
+        'post',
+        `${playlist}/songs`,
+        403,
+        { url: `${at}/songs`, headers: json, payload: { songIds: [2] } },
+        jon,
+      );
+      await call(
+        'post',
+        `${playlist}/restore`,
+        403,
+        { url: `${at}/restore`, headers: json, payload: { version: 1 } },
+        jon,
+      );
+      await call('delete', playlist, 403, { url: at }, jon);
+      await call('delete', one, 200, { url: `${url}/${prefix}-jon` });
+      for (const [method, path, request] of [
+        ['get', list, { url }],
+        ['put', one, { url: `${url}/${prefix}-jon`, ...viewer }],
+        ['delete', one, { url: `${url}/${prefix}-jon` }],
+      ] as const) {
+        expect((await conforming(t, method, path, request)).statusCode).toBe(401);
+      }
+
+      await conforming(t, 'delete', `${base}/{playlist-id}`, { url: `${base}/${id}`, headers: { security: owner } });
+      await call('get', list, 410, { url });
+      await call('put', one, 410, { url: `${url}/${prefix}-jon`, ...viewer });
+      await call('delete', one, 410, { url: `${url}/${prefix}-jon` });
+    });
+  }
+});
+
 /** An alias is the same route as its singular path (routeWithPluralAlias), so its statuses are seen there. */
 const singular = (op: string) => op.replace('/v3/playlists', '/v3/playlist').replace('/v3/songs', '/v3/song');
 

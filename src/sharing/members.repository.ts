@@ -1,0 +1,136 @@
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+
+type Q = Kysely<Database>;
+
+export type MemberRole = 'viewer' | 'editor';
+
+/** A member of a playlist, as its list shows them. */
+export interface MemberRow {
+  readonly userId: number;
+  readonly name: string;
+  readonly role: MemberRole;
+}
+
+/**
+ * The playlist's owner's name and its members with theirs, in no particular order; the owner undefined when the
+ * playlist is gone (deleted since access was granted).
+ */
+export async function playlistMembers(
+  db: Q,
+  playlistId: number,
+): Promise<{ owner: string | undefined; members: MemberRow[] }> {
+  const [owner, members] = await Promise.all([
+    db
+      .selectFrom('playlists as p')
+      .innerJoin('users as u', 'u.id', 'p.owner_id')
+      .select('u.name')
+      .where('p.id', '=', playlistId)
+      .executeTakeFirst(),
+    db
+      .selectFrom('playlist_members as m')
+      .innerJoin('users as u', 'u.id', 'm.user_id')
+      .select(['m.user_id', 'u.name', 'm.role'])
+      .where('m.playlist_id', '=', playlistId)
+      .execute(),
+  ]);
+  return {
+    owner: owner?.name,
+    members: members.map((row) => ({ userId: row.user_id, name: row.name, role: row.role })),
+  };
+}
+
+/** The user's membership of the playlist, if any. */
+export async function findMembership(db: Q, playlistId: number, userId: number): Promise<MemberRole | undefined> {
+  const row = await db
+    .selectFrom('playlist_members')
+    .select('role')
+    .where('playlist_id', '=', playlistId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row?.role;
+}
+
+/**
+ * The playlist's current version, read in a write's transaction; on PostgreSQL its row is locked until the write
+ * commits, so that membership writes of one playlist run one after the other (the members limit counts what the one
+ * before wrote) and a member event carries the version that edits committed before it left. Undefined: it is gone.
+ */
+export async function lockedPlaylistVersion(trx: Q, dialect: Dialect, playlistId: number): Promise<number | undefined> {
+  const query = trx.selectFrom('playlists').select('version').where('id', '=', playlistId);
+  const row = await (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  return row === undefined ? undefined : Number(row.version);
+}
+
+export async function countMembers(trx: Q, playlistId: number): Promise<number> {
+  const row = await trx
+    .selectFrom('playlist_members')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('playlist_id', '=', playlistId)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+/** Adds the member or gives them this role. */
+export async function putMember(
+  trx: Q,
+  member: { playlistId: number; userId: number; ownerId: number; role: MemberRole; at: number },
+): Promise<void> {
+  await trx
+    .insertInto('playlist_members')
+    .values({
+      playlist_id: member.playlistId,
+      user_id: member.userId,
+      owner_id: member.ownerId,
+      role: member.role,
+      added_at: member.at,
+    })
+    .onConflict((oc) => oc.columns(['playlist_id', 'user_id']).doUpdateSet({ role: member.role }))
+    .execute();
+}
+
+/** Removes the membership; false when there was none. */
+export async function deleteMember(trx: Q, playlistId: number, userId: number): Promise<boolean> {
+  const result = await trx
+    .deleteFrom('playlist_members')
+    .where('playlist_id', '=', playlistId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Records what the member's change feed says of this membership, in the write's transaction. */
+export async function recordMemberEvent(
+  trx: Q,
+  event: { userId: number; playlistId: number; change: 'shared' | 'unshared'; version: number; at: number },
+): Promise<void> {
+  await trx
+    .insertInto('member_events')
+    .values({
+      user_id: event.userId,
+      playlist_id: event.playlistId,
+      change: event.change,
+      version: event.version,
+      at: event.at,
+    })
+    .execute();
+}
+
+/**
+ * Before an owner is removed (their memberships and playlists go with them by the foreign keys): `unshared` for
+ * every member of their current playlists, so that the members' change feeds tell them.
+ */
+export async function recordOwnerLeaving(trx: Q, ownerId: number, at: number): Promise<void> {
+  await trx
+    .insertInto('member_events')
+    .columns(['user_id', 'playlist_id', 'change', 'version', 'at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('playlist_members as m')
+        .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
+        .select(['m.user_id', 'm.playlist_id', eb.val('unshared').as('change'), 'p.version', eb.val(at).as('at')])
+        .where('m.owner_id', '=', ownerId),
+    )
+    .execute();
+}
