@@ -1,13 +1,15 @@
 import { afterAll, expect, it } from 'vitest';
 import { describeEachEmptyDatabase } from '../helpers/each-database.js';
+import { runCli } from '../helpers/cli-process.js';
 import { killAllServers, startServer, type ServerProcess } from '../helpers/server-process.js';
 import { eventually, sleep } from '../helpers/traffic.js';
 
 /**
  * An acknowledged write is never lost; it survives `kill -9` of the process at any moment.
- * A stream of creates and edits (PUT of a whole playlist) runs against the real service; at a random moment the
- * process is killed with SIGKILL and started again on the same database; every create and every edit that was
- * answered 200 must be there, exactly as answered, with its revision in the playlist's history (section 11).
+ * A stream of creates, edits (PUT of a whole playlist) and shares (PUT of a member's role) runs against the real
+ * service; at a random moment the process is killed with SIGKILL and started again on the same database; every
+ * create, edit and share that was answered 200 must be there, exactly as answered, with its revision in the
+ * playlist's history (section 11) and the member's role in its members (section 12).
  */
 
 const CYCLES = 5;
@@ -15,6 +17,10 @@ const CONCURRENCY = 8;
 const USER = 'crash';
 const PASSWORD = 'kill -9 ünïcode';
 const SECURITY = `Basic ${Buffer.from(`${USER}:${PASSWORD}`, 'utf8').toString('base64')}`;
+/** The user the playlists are shared with. */
+const FRIEND = 'crash-friend';
+const ROLES = ['viewer', 'editor'] as const;
+type Role = (typeof ROLES)[number];
 
 interface Created {
   readonly name: string;
@@ -85,6 +91,10 @@ interface Ledger {
   readonly unsure: Map<number, Created[]>;
   /** Edits answered 200, by playlist: each one a revision that must be in its history. */
   readonly edits: Map<number, number>;
+  /** The friend's role as last acknowledged, by playlist. */
+  readonly shares: Map<number, Role>;
+  /** Shares sent and not answered, by playlist: after a restart the friend may hold any one of these roles. */
+  readonly unsureShares: Map<number, Role[]>;
   attempts: number;
 }
 
@@ -137,8 +147,41 @@ async function createLoad(
       editing.delete(id);
     }
   };
+  const share = async (id: number) => {
+    const role = ROLES[Math.floor(random() * ROLES.length)]!;
+    ledger.unsureShares.set(id, [...(ledger.unsureShares.get(id) ?? []), role]);
+    editing.add(id);
+    try {
+      const response = await fetch(`${url}/v3/playlist/${id}/members/${FRIEND}`, {
+        method: 'PUT',
+        headers: { security: SECURITY, 'content-type': 'application/json' },
+        body: JSON.stringify({ role }),
+        signal: AbortSignal.timeout(20_000),
+      });
+      const text = await response.text();
+      if (response.status !== 200) {
+        if (!stopped()) problems.push(`share of ${id} answered ${response.status}: ${text}`);
+        return;
+      }
+      ledger.shares.set(id, role);
+      ledger.unsureShares.delete(id);
+      acknowledged += 1;
+    } catch (error) {
+      if (!stopped()) problems.push(`share failed while the server was up: ${String(error)}`);
+    } finally {
+      editing.delete(id);
+    }
+  };
   const worker = async () => {
     while (!stopped()) {
+      if (random() < 0.15) {
+        const ids = [...ledger.durable.keys()].filter((id) => !editing.has(id));
+        const id = ids[Math.floor(random() * ids.length)];
+        if (id !== undefined) {
+          await share(id);
+          continue;
+        }
+      }
       if (random() < 0.3) {
         const ids = [...ledger.durable.keys()].filter((id) => !editing.has(id));
         const id = ids[Math.floor(random() * ids.length)];
@@ -220,6 +263,20 @@ async function verify(server: ServerProcess, ledger: Ledger, seed: number): Prom
         `playlist ${id}: ${ledger.edits.get(id) ?? 0} edits acknowledged, history ${JSON.stringify(history.body)}`,
       );
     }
+    // The friend's role: the acknowledged one, or one a share whose answer the kill cut off sent.
+    const roles = [ledger.shares.get(id), ...(ledger.unsureShares.get(id) ?? [])].filter((r) => r !== undefined);
+    if (roles.length > 0) {
+      const members = await getJson(`${server.url}/v3/playlist/${id}/members`);
+      const friend = (members.body as { user: string; role: string }[]).find((m) => m.user === FRIEND);
+      const acknowledged = ledger.shares.get(id);
+      if (friend === undefined ? acknowledged !== undefined : !roles.includes(friend.role as Role)) {
+        problems.push(
+          `playlist ${id}: shared as ${acknowledged ?? 'nothing'}, members ${JSON.stringify(members.body)}`,
+        );
+      }
+      if (friend !== undefined) ledger.shares.set(id, friend.role as Role);
+      ledger.unsureShares.delete(id);
+    }
     ledger.durable.set(id, found);
     ledger.unsure.delete(id);
   });
@@ -254,17 +311,29 @@ async function verify(server: ServerProcess, ledger: Ledger, seed: number): Prom
   expect(problems, `seed ${seed}`).toEqual([]);
 }
 
-describeEachEmptyDatabase('kill -9 while creating playlists (%s)', (database, dialect) => {
+describeEachEmptyDatabase('kill -9 while creating, editing and sharing playlists (%s)', (database, dialect) => {
   afterAll(async () => {
     await killAllServers();
   });
 
-  it(`keeps every acknowledged create through ${CYCLES} kill -9 and restart cycles`, async () => {
+  it(`keeps every acknowledged create, edit and share through ${CYCLES} kill -9 and restart cycles`, async () => {
     const seed = Math.floor(Math.random() * 2 ** 31);
     const random = seededRandom(seed);
-    const ledger: Ledger = { durable: new Map(), sent: new Map(), unsure: new Map(), edits: new Map(), attempts: 0 };
+    const ledger: Ledger = {
+      durable: new Map(),
+      sent: new Map(),
+      unsure: new Map(),
+      edits: new Map(),
+      shares: new Map(),
+      unsureShares: new Map(),
+      attempts: 0,
+    };
     const databaseUrl = database.url;
     const start = () => startServer({ databaseUrl, bootstrapUser: `${USER}:${PASSWORD}` });
+    // The friend exists before the first share: the first start migrates the database, then the CLI adds them.
+    await (await start()).stop('SIGTERM');
+    const added = await runCli(databaseUrl, ['user', 'add', FRIEND, '--password-stdin'], { input: 'friend pw\n' });
+    expect(added.code, added.stderr).toBe(0);
 
     for (let cycle = 1; cycle <= CYCLES; cycle++) {
       const server = await start();
@@ -288,15 +357,16 @@ describeEachEmptyDatabase('kill -9 while creating playlists (%s)', (database, di
 
       expect(exit, `seed ${seed}, cycle ${cycle}`).toEqual({ code: null, signal: 'SIGKILL' });
       expect(problems, `seed ${seed}, cycle ${cycle}`).toEqual([]);
-      expect(acknowledged, `seed ${seed}, cycle ${cycle}: creates answered before the kill`).toBeGreaterThan(0);
+      expect(acknowledged, `seed ${seed}, cycle ${cycle}: writes answered before the kill`).toBeGreaterThan(0);
       console.info(
-        `crash ${dialect} cycle ${cycle}: killed after ${killAfterMs} ms, ${acknowledged} creates acknowledged, ` +
+        `crash ${dialect} cycle ${cycle}: killed after ${killAfterMs} ms, ${acknowledged} writes acknowledged, ` +
           `${ledger.durable.size} playlists to find, ${ledger.attempts} creates sent (seed ${seed})`,
       );
     }
 
     const server = await start();
     await verify(server, ledger, seed);
+    expect(ledger.shares.size, `seed ${seed}: playlists shared with the friend`).toBeGreaterThan(0);
     const exit = await server.stop('SIGTERM');
     expect(exit, server.output()).toEqual({ code: 0, signal: null });
   }, 90_000);
