@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
+import ajvFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
 /**
@@ -66,8 +67,10 @@ function plainIntegers(validate: ValidateFunction, schema: SchemaObject): Valida
 }
 
 function withKeywords(ajv: Ajv, sharedSchemas: readonly SchemaObject[]): Ajv {
-  // `x-message` is the sentence a client reads when a `pattern` fails.
+  // `x-message` is the sentence a client reads when a `pattern` or a `format` fails.
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+  // RFC 3339 date-times (a link's expiry), checked in full: 30 February or 24:00 is not one.
+  ajvFormats.default(ajv, { mode: 'full', formats: ['date-time'] });
   for (const schema of sharedSchemas) ajv.addSchema(schema);
   return ajv;
 }
@@ -114,6 +117,7 @@ export function formatValidationError(errors: ErrorObject[], dataVar: string): E
     case 'enum':
       message = `${field} must be one of ${(p.allowedValues as unknown[]).map(String).join(', ')}.`;
       break;
+    case 'format':
     case 'pattern': {
       const custom: unknown = error.parentSchema?.['x-message'];
       message = `${field} ${typeof custom === 'string' ? custom : 'has an invalid format'}.`;

@@ -46,6 +46,8 @@ const NewLinkBody = Type.Object(
     expiresAt: Type.Optional(
       Type.String({
         maxLength: 64,
+        format: 'date-time',
+        'x-message': 'must be an RFC 3339 date and time, such as 2030-01-31T18:00:00Z',
         description:
           'When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z)',
       }),

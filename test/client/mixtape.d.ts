@@ -2653,7 +2653,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z) */
+                    /**
+                     * Format: date-time
+                     * @description When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z)
+                     */
                     expiresAt?: string;
                 };
             };
@@ -5124,7 +5127,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z) */
+                    /**
+                     * Format: date-time
+                     * @description When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z)
+                     */
                     expiresAt?: string;
                 };
             };
