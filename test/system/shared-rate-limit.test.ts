@@ -113,6 +113,50 @@ describe('the rate limit shared through Redis by two instances', () => {
   });
 });
 
+describe('the shared page throttle counted through Redis by two instances', () => {
+  let database: TestDatabase;
+  let redis: PrivateRedis;
+  let one: ServerProcess;
+  let two: ServerProcess;
+  let page: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('sqlite');
+    redis = await privateRedis();
+    // The general rate limit off: the page's own throttle alone uses Redis.
+    const env = { MIXTAPE_SHARE_PER_MINUTE: String(LIMIT), REDIS_URL: redis.url };
+    one = await startServer({ databaseUrl: database.url, bootstrapUser: 'kim:right horse', env });
+    two = await startServer({ databaseUrl: database.url, env });
+    const headers = { security, 'content-type': 'application/json' };
+    const created = await fetch(`${one.url}/v3/playlist`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Throttled', songIds: [1, 2] }),
+    });
+    const { id } = (await created.json()) as { id: number };
+    const link = await fetch(`${one.url}/v3/playlist/${id}/links`, { method: 'POST', headers, body: '{}' });
+    page = new URL(((await link.json()) as { url: string }).url).pathname;
+  });
+  afterAll(async () => {
+    await killAllServers();
+    await redis.stop();
+    await database.drop();
+  });
+
+  it('opens the page the limit of times over both instances from one address, then 429 on either', async () => {
+    const from = '127.0.3.1';
+    const statuses = [];
+    for (let i = 0; i < LIMIT; i++)
+      statuses.push((await getFrom(`${(i % 2 === 0 ? one : two).url}${page}`, from, {})).status);
+    expect(statuses).toEqual(Array<number>(LIMIT).fill(200));
+    const beyond = [await getFrom(`${one.url}${page}`, from, {}), await getFrom(`${two.url}${page}/image`, from, {})];
+    expect(beyond.map((reply) => reply.status)).toEqual([429, 429]);
+    expect(Number(beyond[0]!.retryAfter)).toBeGreaterThan(0);
+    // Another address has its own count.
+    expect((await getFrom(`${two.url}${page}`, '127.0.3.2', {})).status).toBe(200);
+  });
+});
+
 describe('the rate limit of an instance on its own', () => {
   let database: TestDatabase;
   beforeAll(async () => {
