@@ -13,6 +13,7 @@ import * as playlistHistory from './migrations/2026-11-30-playlist-history.js';
 import * as revisionCopies from './migrations/2026-12-01-revision-copies.js';
 import * as sharing from './migrations/2026-12-02-sharing.js';
 import * as sharedFeed from './migrations/2026-12-03-shared-feed.js';
+import * as libraryVersion from './migrations/2026-12-04-library-version.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -27,6 +28,7 @@ const MIGRATIONS = {
   '2026-12-01-revision-copies': revisionCopies,
   '2026-12-02-sharing': sharing,
   '2026-12-03-shared-feed': sharedFeed,
+  '2026-12-04-library-version': libraryVersion,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -25,6 +25,8 @@ export interface UserTable {
   password_hash: string;
   playlist_count: ColumnType<number, number | undefined, number>;
   created_at: number;
+  /** Counted up by triggers whenever one of the user's playlist search documents changes; a bigint on PostgreSQL. */
+  library_version: ColumnType<number | string, never, never>;
 }
 
 export interface SongTable {

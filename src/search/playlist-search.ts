@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { SearchSettings } from '../config.js';
 import type { Db, Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
@@ -68,6 +69,14 @@ function sharedSlice(db: Q, dialect: Dialect, userId: number, words: readonly st
     .limit(size);
 }
 
+/** Playlist ids that kept searches may hold in all (a few MB). */
+const KEPT_IDS = 1_000_000;
+
+/** The user's library version and the catalog's, in one indexed read. */
+function libraryVersion(db: Q, userId: number) {
+  return db.selectFrom('users').select(['library_version', catalogVersion]).where('id', '=', userId).executeTakeFirst();
+}
+
 /** Which playlists a search covers: the caller's, those shared with them, or both. */
 export type SearchScope = 'own' | 'shared' | 'all';
 
@@ -82,12 +91,35 @@ const SCOPE_WORDS: Readonly<Record<SearchScope, string>> = {
  * time with the event loop free in between, for at most the search timeout, through the gate every search shares.
  */
 export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGate) {
+  // What searches of a user's own playlists found, with the user's library version they were read at: served again
+  // while that version stands (any write of one of the user's documents, on any instance, counts it up). Bounded by
+  // the ids held.
+  const found = new LRUCache<string, { readonly ids: number[]; readonly library: number }>({
+    maxSize: KEPT_IDS,
+    sizeCalculation: (entry) => entry.ids.length + 16,
+  });
+
   return {
     /**
      * The ids of the owner's playlists that contain every (normalised) word, in playlist order, with the catalog's
      * version read in the same statement as the first of them (undefined when the owner has no playlist).
      */
-    matching(ownerId: number, words: readonly string[], scope: SearchScope = 'own'): Promise<Matches> {
+    async matching(ownerId: number, words: readonly string[], scope: SearchScope = 'own'): Promise<Matches> {
+      if (scope !== 'own') return this.read(ownerId, words, scope);
+      const key = `${ownerId} ${words.join(' ')}`;
+      const now = await libraryVersion(db.kysely, ownerId);
+      const kept = found.get(key);
+      if (now === undefined) return { ids: [], catalogVersion: undefined };
+      const library = Number(now.library_version);
+      if (kept?.library === library) return { ids: kept.ids, catalogVersion: now.catalog_version };
+      // Read at the version seen before the read: a write meanwhile makes the entry stale, never wrong.
+      const matches = await this.read(ownerId, words, scope);
+      found.set(key, { ids: matches.ids, library });
+      return matches;
+    },
+
+    /** The matching ids as `matching` finds them, read from the documents. */
+    read(ownerId: number, words: readonly string[], scope: SearchScope): Promise<Matches> {
       const q = db.kysely;
       const own = (after: number, size: number) => slice(q, db.dialect, ownerId, words, after, size).execute();
       const shared = (after: number, size: number) => sharedSlice(q, db.dialect, ownerId, words, after, size).execute();

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
+import { describeEachDatabase } from '../helpers/each-database.js';
+import { createPlaylist, sendAs, type PlaylistBody } from '../helpers/requests.js';
+
+const ids = (body: string) => (JSON.parse(body) as PlaylistBody[]).map((p) => p.id);
+
+// A user's repeated search is answered from what the last one found while none of their documents changed, and never
+// once one did, whichever write, instance or process changed it.
+describeEachDatabase('a repeated search on %s', (t) => {
+  it('reads no document the second time, and answers the same page and ETag', async () => {
+    const alice = await t.addUser();
+    const made = await createPlaylist(t.app, alice, 'Kept tangerine', [1]);
+    const first = await sendAs(t.app, 'GET', '/v3/playlist?search=tangerine', alice);
+    expect(ids(first.body)).toEqual([made.id]);
+    const before = t.queries.length;
+    const again = await sendAs(t.app, 'GET', '/v3/playlist?search=tangerine', alice);
+    expect(again.body).toBe(first.body);
+    expect(again.headers.etag).toBe(first.headers.etag);
+    expect(t.queries.slice(before).filter((query) => /playlist_documents/.test(query.sql))).toEqual([]);
+  });
+
+  it('finds what every kind of write changed at once', async () => {
+    const alice = await t.addUser();
+    const search = async () => ids((await sendAs(t.app, 'GET', '/v3/playlist?search=marmalade', alice)).body);
+    const one = await createPlaylist(t.app, alice, 'Marmalade one', [1]);
+    expect(await search()).toEqual([one.id]);
+    const two = await createPlaylist(t.app, alice, 'Marmalade two', [2]);
+    expect(await search()).toEqual([one.id, two.id]);
+    expect((await sendAs(t.app, 'PATCH', `/v3/playlist/${one.id}`, alice, { name: 'Jam' })).statusCode).toBe(200);
+    expect(await search()).toEqual([two.id]);
+    expect((await sendAs(t.app, 'POST', `/v3/playlist/${one.id}/restore`, alice, { version: 1 })).statusCode).toBe(200);
+    expect(await search()).toEqual([one.id, two.id]);
+    expect((await sendAs(t.app, 'DELETE', `/v3/playlist/${two.id}`, alice)).statusCode).toBe(200);
+    expect(await search()).toEqual([one.id]);
+    // Another user's writes leave Alice's kept search as it was, and her answer right.
+    const bob = await t.addUser();
+    await createPlaylist(t.app, bob, 'Marmalade of Bob', [3]);
+    expect(await search()).toEqual([one.id]);
+  });
+});
+
+describe.each(DIALECTS)('a repeated search beside another instance (%s)', (dialect) => {
+  let database: TestDatabase;
+  let one: TestApp;
+  let two: TestApp;
+  beforeAll(async () => {
+    database = await createTestDatabase(dialect);
+    one = await openTestApp(database.url);
+    two = await openTestApp(database.url);
+  });
+  afterAll(async () => {
+    await one.close();
+    await two.close();
+    await database.drop();
+  });
+
+  it("finds at once what the other instance's writes changed", async () => {
+    const alice = await one.addUser();
+    const search = async () => ids((await sendAs(one.app, 'GET', '/v3/playlist?search=quince', alice)).body);
+    expect(await search()).toEqual([]);
+    const made = await createPlaylist(two.app, alice, 'Quince', [4]);
+    expect(await search()).toEqual([made.id]);
+    expect((await sendAs(two.app, 'PATCH', `/v3/playlist/${made.id}`, alice, { name: 'Pear' })).statusCode).toBe(200);
+    expect(await search()).toEqual([]);
+  });
+});
