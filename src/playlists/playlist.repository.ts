@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
@@ -156,6 +156,33 @@ export function playlistAccessRow(db: Q, id: number, userId: number): Promise<Ac
     .where('p.id', '=', id)
     .where((eb) => eb.or([eb('p.owner_id', '=', userId), eb('m.user_id', '=', userId)]))
     .executeTakeFirst();
+}
+
+/** A caller's `AccessRow` as `playlistAccessRows` reads it: which request it answers. */
+export interface AccessRowOf extends AccessRow {
+  readonly id: number | string;
+  readonly user_id: number | string;
+}
+
+/**
+ * `playlistAccessRow` for several (playlist, caller) pairs in one statement (PostgreSQL): the rows of the pairs where
+ * the caller owns the playlist or is one of its members, each naming its pair.
+ */
+export async function playlistAccessRows(
+  db: Q,
+  pairs: readonly { readonly id: number; readonly userId: number }[],
+): Promise<AccessRowOf[]> {
+  const ids = pairs.map((pair) => pair.id);
+  const users = pairs.map((pair) => pair.userId);
+  const { rows } = await sql<AccessRowOf>`
+    SELECT r.id, r.user_id, p.owner_id, p.version, (SELECT version FROM catalog_version) AS catalog_version, m.role,
+      o.name AS owner_name
+    FROM unnest(${ids}::bigint[], ${users}::bigint[]) AS r (id, user_id)
+    JOIN playlists p ON p.id = r.id
+    JOIN users o ON o.id = p.owner_id
+    LEFT JOIN playlist_members m ON m.playlist_id = p.id AND m.user_id = r.user_id
+    WHERE p.owner_id = r.user_id OR m.user_id IS NOT NULL`.execute(db);
+  return rows;
 }
 
 /** Whether the user is a member of the playlist (kept while it is deleted, so that its members are answered 410). */
