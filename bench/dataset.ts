@@ -3,12 +3,14 @@
  * a seeded generator, so that the same parameters give the same rows everywhere. Search documents come from the
  * service's own functions, so the rows are exactly what the service would have written.
  */
+import { createHmac } from 'node:crypto';
 import { normaliseText, playlistDocument, searchDocument } from '../src/search/search-text.js';
+import { tokenDigest } from '../src/sharing/links.service.js';
 import { Random } from './random.js';
 import * as words from './words.js';
 
 /** Bumped whenever the generated content or its storage changes, so that older data sets are regenerated. */
-export const GENERATOR_VERSION = 3;
+export const GENERATOR_VERSION = 4;
 
 /** The rare word in exactly 1% of each user's playlist names (at least one), and nowhere else. */
 export const PLANTED_WORD = 'zephyrine';
@@ -48,6 +50,15 @@ export interface CatalogSong {
   readonly searchDoc: string;
 }
 
+/** A link to one of a user's ten-song playlists, as its owner would have made it: for the `share-page` scenario. */
+export interface BenchLink {
+  readonly playlistId: number;
+  /** The link's secret token, as the URL the service would have shown its owner ends (`/s/{token}`). */
+  readonly token: string;
+  /** The playlist's name, which its page shows. */
+  readonly name: string;
+}
+
 export interface BenchUser {
   /** Users get ids 1, 2, … in this order. */
   readonly id: number;
@@ -57,6 +68,10 @@ export interface BenchUser {
   readonly planted: number;
   /** Filled in as the playlists are generated. */
   readonly tenSongPlaylistIds: number[];
+  /** One link to each of `tenSongPlaylistIds`; filled in as the playlists are generated. */
+  readonly links: BenchLink[];
+  /** The playlists shared with this user as a viewer: the next user's ten-song playlists (see `shareWithNeighbours`). */
+  readonly sharedPlaylistIds: number[];
 }
 
 /** What a generated database holds; stored in it, written last, so that an interrupted generation is redone. */
@@ -176,6 +191,8 @@ export function planUsers(params: DatasetParams): BenchUser[] {
       playlists,
       planted: Math.max(1, Math.round(playlists * PLANTED_SHARE)),
       tenSongPlaylistIds: [],
+      links: [],
+      sharedPlaylistIds: [],
     };
   });
 }
@@ -209,6 +226,14 @@ const popular = (random: Random, count: number) => Math.floor(count * random.nex
 // Roles of a playlist; 0, the default, is an ordinary one.
 const ROLE_PLANTED = 1;
 const ROLE_TEN_SONGS = 2;
+
+/**
+ * The token of the playlist's link: 32 bytes in base64url, as the service makes them, but drawn from the seed and the
+ * playlist id (an HMAC), so that the same parameters give the same links, and a token is known without storing it.
+ */
+export function linkToken(params: DatasetParams, playlistId: number): string {
+  return createHmac('sha256', `mixtape-bench-link-${params.seed}`).update(String(playlistId)).digest('base64url');
+}
 
 /**
  * The playlists in id order, in batches. Owners are interleaved, as creation order is on a live service; half the
@@ -250,7 +275,10 @@ export function* generatePlaylists(
     const role = roles[user.id - 1]![seen[user.id - 1]!++]!;
     const name = role === ROLE_PLANTED ? plantedName(random) : playlistName(random);
     const length = params.songsPerPlaylist ?? (role === ROLE_TEN_SONGS ? 10 : playlistLength(random));
-    if (role === ROLE_TEN_SONGS && length === 10) user.tenSongPlaylistIds.push(id);
+    if (role === ROLE_TEN_SONGS && length === 10) {
+      user.tenSongPlaylistIds.push(id);
+      user.links.push({ playlistId: id, token: linkToken(params, id), name });
+    }
 
     const theme = random.chance(0.5) ? random.pick(genreLists) : undefined;
     const songs: CatalogSong[] = [];
@@ -275,6 +303,53 @@ export function* generatePlaylists(
     }
   }
   if (batch.ids.length > 0) yield batch;
+}
+
+/** Memberships and links, as parallel columns: what both databases' bulk inserts take. */
+export interface SharingRows {
+  /** When every membership was added and every link made: just after the last playlist. */
+  readonly at: number;
+  readonly memberPlaylistIds: number[];
+  readonly memberUserIds: number[];
+  readonly memberOwnerIds: number[];
+  readonly linkPlaylistIds: number[];
+  readonly linkOwnerIds: number[];
+  /** Each link's token as the service stores it: its SHA-256 in hex (the service's own `tokenDigest`). */
+  readonly linkDigests: string[];
+}
+
+/**
+ * Sharing, once the playlists are generated: each user is a viewer of the next user's ten-song playlists (the last
+ * user of the first's), and each ten-song playlist has one link that never expires. Fills in each user's
+ * `sharedPlaylistIds`. A data set of one user shares nothing (no one may be a member of their own playlist).
+ * Member events are left out, as the playlists' revisions are: the generated data has no history.
+ */
+export function shareWithNeighbours(params: DatasetParams, users: readonly BenchUser[]): SharingRows {
+  const rows: SharingRows = {
+    at: USERS_CREATED_AT + (params.playlists + 1) * PLAYLIST_INTERVAL_MS,
+    memberPlaylistIds: [],
+    memberUserIds: [],
+    memberOwnerIds: [],
+    linkPlaylistIds: [],
+    linkOwnerIds: [],
+    linkDigests: [],
+  };
+  users.forEach((user, i) => {
+    for (const link of user.links) {
+      rows.linkPlaylistIds.push(link.playlistId);
+      rows.linkOwnerIds.push(user.id);
+      rows.linkDigests.push(tokenDigest(link.token));
+    }
+    const next = users[(i + 1) % users.length]!;
+    if (next === user) return;
+    for (const id of next.tenSongPlaylistIds) {
+      user.sharedPlaylistIds.push(id);
+      rows.memberPlaylistIds.push(id);
+      rows.memberUserIds.push(user.id);
+      rows.memberOwnerIds.push(next.id);
+    }
+  });
+  return rows;
 }
 
 function emptyBatch(): PlaylistBatch {

@@ -12,6 +12,7 @@ import {
   generatePlaylists,
   planUsers,
   sameParams,
+  shareWithNeighbours,
   type DatasetMeta,
   type DatasetParams,
 } from './dataset.js';
@@ -80,6 +81,14 @@ async function generate(store: DatasetStore, params: DatasetParams): Promise<Dat
     await nextTurn();
   }
   bar.stop();
+
+  const sharingStarted = performance.now();
+  const sharing = shareWithNeighbours(params, users);
+  await writer.insertSharing(sharing);
+  console.log(
+    `  ${sharing.memberUserIds.length} memberships and ${sharing.linkDigests.length} links in ` +
+      `${seconds(sharingStarted).toFixed(1)} s`,
+  );
 
   // Each phase's time is printed when the next one starts, or when the last one ends.
   let phase: { name: string; started: number } | undefined;

@@ -115,6 +115,24 @@ function appends({ meta, users, random }: ScenarioContext): ScenarioRequest[] {
     .slice(0, VARIANTS);
 }
 
+/** Text as the share page's templates print it (Eta's escape), to find a playlist's name in the page. */
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** The user who owns this ten-song playlist, as the data set made it. */
+const ownerOf = (meta: DatasetMeta, playlistId: number) =>
+  meta.users.find((user) => user.tenSongPlaylistIds.includes(playlistId));
+
+/** What is wrong with a member's copy of a playlist: the owner's name and the caller's role must be in it. */
+function checkShared(playlist: unknown, meta: DatasetMeta): string | undefined {
+  const id = field(playlist, 'id');
+  const owner = typeof id === 'number' ? ownerOf(meta, id) : undefined;
+  if (owner === undefined) return `not a ten-song playlist of the data set: ${JSON.stringify(playlist).slice(0, 300)}`;
+  if (field(playlist, 'owner') !== owner.name) return `"owner" is ${JSON.stringify(field(playlist, 'owner'))}`;
+  const role = field(playlist, 'role');
+  return role === 'viewer' ? undefined : `"role" is ${JSON.stringify(role)}, not "viewer"`;
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'get',
@@ -170,6 +188,72 @@ export const SCENARIOS: readonly Scenario[] = [
     settings: { MIXTAPE_IMAGE_CACHE_MB: '0' },
     requests: covers,
     check: checkCover,
+  },
+  {
+    name: 'member-get',
+    description: 'GET /v3/playlist/{id}: a playlist of 10 songs shared with the caller as a viewer',
+    requests: ({ meta, users }) =>
+      users
+        .flatMap((user) => user.sharedPlaylistIds.map((id) => get(meta, user, `/v3/playlist/${id}`)))
+        .slice(0, VARIANTS),
+    check: (answer, _request, meta) => {
+      const playlist = parse(answer);
+      const songs = songCount(playlist);
+      return (
+        expect200(answer) ??
+        (songs === 10 ? undefined : `expected 10 songs, got ${songs ?? 'no list'}`) ??
+        checkShared(playlist, meta)
+      );
+    },
+  },
+  {
+    name: 'member-list',
+    description: 'GET /v3/playlist?scope=shared: the playlists shared with the caller (3 of 10 songs)',
+    requests: ({ meta, users }) =>
+      users
+        .filter((user) => user.sharedPlaylistIds.length > 0)
+        .map((user) => get(meta, user, '/v3/playlist?scope=shared')),
+    check: (answer, { user }, meta) => {
+      const failed = expect200(answer);
+      if (failed !== undefined) return failed;
+      const body = parse(answer);
+      const total = answer.headers['x-total-count'];
+      const expected = user.sharedPlaylistIds.length;
+      if (total !== String(expected)) return `X-Total-Count ${total ?? 'missing'}, not ${expected}`;
+      if (!Array.isArray(body)) return 'not a list';
+      const ids = body.map((p) => field(p, 'id'));
+      if (JSON.stringify(ids) !== JSON.stringify(user.sharedPlaylistIds)) return `ids ${JSON.stringify(ids)}`;
+      return body.map((p) => checkShared(p, meta)).find((problem) => problem !== undefined);
+    },
+  },
+  {
+    name: 'share-page',
+    description:
+      'GET /s/{token}: the page of a link to a playlist of 10 songs, without credentials (the /s/ throttle off)',
+    // One client address makes every request here: the throttle (120 a minute by default) would answer 429.
+    settings: { MIXTAPE_SHARE_PER_MINUTE: '0' },
+    requests: ({ users }) =>
+      users
+        .flatMap((user) =>
+          user.links.map((link): ScenarioRequest => ({
+            method: 'GET',
+            path: `/s/${link.token}`,
+            headers: { accept: 'text/html' },
+            user,
+          })),
+        )
+        .slice(0, VARIANTS),
+    check: (answer, { user, path }) => {
+      const failed = expect200(answer);
+      if (failed !== undefined) return failed;
+      const type = answer.headers['content-type'] ?? '';
+      if (!type.startsWith('text/html')) return `Content-Type ${type || 'missing'}`;
+      const link = user.links.find((l) => path === `/s/${l.token}`);
+      if (link === undefined) return 'not a link of the data set';
+      return answer.body.toString('utf8').includes(escapeHtml(link.name))
+        ? undefined
+        : `the page does not show the playlist's name "${link.name}"`;
+    },
   },
   {
     name: 'create',

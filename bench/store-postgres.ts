@@ -176,6 +176,23 @@ async function postgresWriter(client: pg.Client): Promise<DatasetWriter> {
       await client.query('COMMIT');
     },
 
+    async insertSharing(rows) {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO playlist_members (playlist_id, user_id, owner_id, role, added_at)
+         SELECT playlist_id, user_id, owner_id, 'viewer', $4 FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])
+           AS m(playlist_id, user_id, owner_id)`,
+        [rows.memberPlaylistIds, rows.memberUserIds, rows.memberOwnerIds, rows.at],
+      );
+      await client.query(
+        `INSERT INTO playlist_links (playlist_id, owner_id, digest, created_at, expires_at)
+         SELECT playlist_id, owner_id, digest, $4, NULL FROM unnest($1::bigint[], $2::bigint[], $3::text[])
+           AS l(playlist_id, owner_id, digest)`,
+        [rows.linkPlaylistIds, rows.linkOwnerIds, rows.linkDigests, rows.at],
+      );
+      await client.query('COMMIT');
+    },
+
     async finish(onPhase) {
       onPhase('indexes');
       for (const index of deferred.rows) await client.query(index.indexdef);

@@ -166,6 +166,24 @@ function sqliteWriter(sqlite: SQLite.Database): DatasetWriter {
       return Promise.resolve();
     },
 
+    insertSharing(rows) {
+      const member = sqlite.prepare(
+        `INSERT INTO playlist_members (playlist_id, user_id, owner_id, role, added_at) VALUES (?, ?, ?, 'viewer', ?)`,
+      );
+      const link = sqlite.prepare(
+        'INSERT INTO playlist_links (playlist_id, owner_id, digest, created_at, expires_at) VALUES (?, ?, ?, ?, NULL)',
+      );
+      sqlite.transaction(() => {
+        for (let i = 0; i < rows.memberPlaylistIds.length; i += 1) {
+          member.run(rows.memberPlaylistIds[i], rows.memberUserIds[i], rows.memberOwnerIds[i], rows.at);
+        }
+        for (let i = 0; i < rows.linkPlaylistIds.length; i += 1) {
+          link.run(rows.linkPlaylistIds[i], rows.linkOwnerIds[i], rows.linkDigests[i], rows.at);
+        }
+      })();
+      return Promise.resolve();
+    },
+
     finish(onPhase) {
       onPhase('indexes');
       for (const index of deferred) sqlite.exec(index.sql);

@@ -1,4 +1,4 @@
-import type { BenchUser, CatalogSong, DatasetMeta, PlaylistBatch } from './dataset.js';
+import type { BenchUser, CatalogSong, DatasetMeta, PlaylistBatch, SharingRows } from './dataset.js';
 
 /** Where a data set lives: a SQLite file or a PostgreSQL database. */
 export interface DatasetStore {
@@ -24,6 +24,8 @@ export interface DatasetWriter {
   insertUsers(users: readonly BenchUser[], passwordHash: string, createdAt: number): Promise<void>;
   insertSongs(songs: readonly CatalogSong[]): Promise<void>;
   insertPlaylists(batch: PlaylistBatch): Promise<void>;
+  /** Memberships (all viewers) and links, once the playlists are in. */
+  insertSharing(rows: SharingRows): Promise<void>;
   /** Builds what was deferred and restores the normal settings; calls `onPhase` as each step begins. */
   finish(onPhase: (phase: string) => void): Promise<void>;
   /** Stores the metadata, last, so that an interrupted generation is never taken for a complete one; closes. */
