@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import DataLoader from 'dataloader';
 import { boundedWithShares } from '../concurrency/bounded.js';
 import type { Db } from '../db/database.js';
 import { catalogVersion } from '../db/playlist-changes.js';
@@ -33,6 +34,9 @@ export interface AnswerReads {
   versions(ids: readonly number[]): Promise<Map<number, number>>;
 }
 
+/** The most playlist versions one statement reads. */
+const VERSIONS_PER_STATEMENT = 1000;
+
 /** The playlists with their songs, from the entries in playlist and position order. */
 function assemble(heads: readonly { id: number; name: string; version: number }[], rows: readonly PlaylistSongRow[]) {
   const byPlaylist = new Map<number, VersionedPlaylist>();
@@ -49,6 +53,16 @@ function assemble(heads: readonly { id: number; name: string; version: number }[
 /** The reads behind the answer cache. */
 export function databaseReads(db: Db): AnswerReads {
   const q = db.kysely;
+  // The versions the pages asked for in one turn of the event loop, read in one statement (each still after its
+  // request's own page was read; nothing is kept between turns).
+  const currentVersions = new DataLoader<number, number | undefined>(
+    async (ids) => {
+      const rows = await q.selectFrom('playlists').select(['id', 'version']).where('id', 'in', ids).execute();
+      const byId = new Map(rows.map((row) => [row.id, Number(row.version)]));
+      return ids.map((id) => byId.get(id));
+    },
+    { cache: false, maxBatchSize: VERSIONS_PER_STATEMENT, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
+  );
   // Long pages one at a time: each takes the event loop for a while, and holds megabytes until it is sent. A user
   // holds one place among everyone's; the rest of their burst waits apart.
   const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
@@ -117,8 +131,14 @@ export function databaseReads(db: Db): AnswerReads {
     },
 
     async versions(ids) {
-      const rows = await q.selectFrom('playlists').select(['id', 'version']).where('id', 'in', ids).execute();
-      return new Map(rows.map((row) => [row.id, Number(row.version)]));
+      const found = await currentVersions.loadMany(ids);
+      const versions = new Map<number, number>();
+      ids.forEach((id, i) => {
+        const version = found[i];
+        if (version instanceof Error) throw version;
+        if (version !== undefined) versions.set(id, version);
+      });
+      return versions;
     },
   };
 }
