@@ -14,6 +14,7 @@ import * as revisionCopies from './migrations/2026-12-01-revision-copies.js';
 import * as sharing from './migrations/2026-12-02-sharing.js';
 import * as sharedFeed from './migrations/2026-12-03-shared-feed.js';
 import * as libraryVersion from './migrations/2026-12-04-library-version.js';
+import * as membershipChanges from './migrations/2026-12-05-membership-changes.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -29,6 +30,7 @@ const MIGRATIONS = {
   '2026-12-02-sharing': sharing,
   '2026-12-03-shared-feed': sharedFeed,
   '2026-12-04-library-version': libraryVersion,
+  '2026-12-05-membership-changes': membershipChanges,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

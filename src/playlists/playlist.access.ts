@@ -53,6 +53,16 @@ export interface Grant {
 /** The most access reads one PostgreSQL statement makes. */
 const ACCESS_READS_PER_STATEMENT = 256;
 
+/** A member's standing, as remembered on SQLite. */
+interface Membership {
+  readonly ownerId: number;
+  readonly role: MemberRole;
+  readonly ownerName: string;
+}
+
+/** Memberships remembered on SQLite, in all. */
+const MEMBERSHIPS_KEPT = 100_000;
+
 /** Owners remembered on SQLite: a playlist's owner never changes, and the change log tells when it goes. */
 const OWNERS_KEPT = 100_000;
 
@@ -67,25 +77,59 @@ export const ALREADY_DELETED = 'This playlist is already deleted.';
  * their keys, so they ask nothing per playlist.
  *
  * One indexed read of the playlist's row for this caller, as owner or member, with its version and the catalog
- * version (the cache's confirmation too). On SQLite an owner seen before is known without a read (an owner never
- * changes, and the change log makes it forgotten once its playlist changes); every caller then reads the playlist or
- * writes it, and answers `refusal` when it is gone. Memberships are never remembered: they are read at every request,
- * so a removed member or a changed role takes effect at that user's next request on every instance.
+ * version (the cache's confirmation too); on PostgreSQL the reads of one turn of the event loop go as one statement.
+ * On SQLite an owner seen before is known without a read (an owner never changes, and the change log makes it
+ * forgotten once its playlist changes); every caller then reads the playlist or writes it, and answers `refusal`
+ * when it is gone. A member seen before is known without a read too, once the change log is caught up with: every
+ * membership write logs its playlist, so a removed member or a changed role takes effect at that user's next
+ * request, on every instance; PostgreSQL reads the membership at every request.
  */
 export function playlistAccess(db: Db, changes: ChangeLog | undefined) {
   const q = db.kysely;
   const owners = changes === undefined ? undefined : new LRUCache<number, number>({ max: OWNERS_KEPT });
-  /** Counts the times the change log made owners forget. */
+  // SQLite: each playlist's members seen, by user. A membership can change (another role, or none), so these are
+  // trusted only once the change log is caught up with, which forgets a playlist's members when any of its
+  // memberships changes (a trigger logs it), and all of them when the log was too far behind.
+  const members =
+    changes === undefined
+      ? undefined
+      : new LRUCache<number, Map<number, Membership>>({
+          maxSize: MEMBERSHIPS_KEPT,
+          sizeCalculation: (byUser) => byUser.size + 1,
+        });
+  /** Counts the times the change log made owners or members forget. */
   let forgotten = 0;
   // A playlist's owner never changes and a remembered one that is gone is refused by the read or write that follows
   // (see `refusal`), so owners forget what the log names, and keep the rest when the log was too far behind.
   changes?.listen({
     changed: (ids) => {
-      for (const id of ids) owners?.delete(id);
+      for (const id of ids) {
+        owners?.delete(id);
+        members?.delete(id);
+      }
       forgotten += 1;
     },
-    all: () => undefined,
+    all: () => {
+      members?.clear();
+      forgotten += 1;
+    },
   });
+
+  /** SQLite: the member's remembered standing, once the change log is caught up with (no I/O when nothing changed). */
+  async function rememberedMember(userId: number, id: number): Promise<Membership | undefined> {
+    if (changes === undefined || members === undefined) return undefined;
+    const caughtUp = changes.caughtUp();
+    if (caughtUp instanceof Promise) await caughtUp;
+    return members.get(id)?.get(userId);
+  }
+
+  function rememberMember(id: number, userId: number, membership: Membership): void {
+    if (members === undefined) return;
+    const byUser = members.get(id) ?? new Map<number, Membership>();
+    byUser.set(userId, membership);
+    // Set again, so that the cache counts the member just added.
+    members.set(id, byUser);
+  }
 
   /** 410 for the owner or a member of a deleted playlist, 404 for everyone and everything else. */
   async function refusal(userId: number, id: number, executor: Db['kysely'] = q): Promise<ApiError> {
@@ -120,12 +164,19 @@ export function playlistAccess(db: Db, changes: ChangeLog | undefined) {
       owners.get(id);
       return { id, ownerId: userId, role: 'owner', ownerName: undefined, version: undefined, catalog: undefined };
     }
+    const known = await rememberedMember(userId, id);
+    if (known !== undefined) {
+      return { id, ...known, version: undefined, catalog: undefined };
+    }
     const generation = forgotten;
     const row = reads === undefined ? await playlistAccessRow(q, id, userId) : await reads.load({ id, userId });
     if (row === undefined) return undefined;
     const owner = row.owner_id === userId;
-    // Not when the log told of a change since the read began: the playlist may be gone.
-    if (owner && generation === forgotten) owners?.set(id, userId);
+    // Not when the log told of a change since the read began: the playlist or the membership may be gone.
+    if (generation === forgotten) {
+      if (owner) owners?.set(id, userId);
+      else rememberMember(id, userId, { ownerId: row.owner_id, role: row.role!, ownerName: row.owner_name });
+    }
     return {
       id,
       ownerId: row.owner_id,

@@ -19,7 +19,7 @@ interface Seen extends PlaylistBody {
 const fresh = (prefix: string) => `${prefix}_${randomBytes(4).toString('hex')}`;
 
 // What a member may do with a playlist shared with them, through every route that serves one (DESIGN.md §12).
-describeEachDatabase('a shared playlist as its members see it (%s)', (t) => {
+describeEachDatabase('a shared playlist as its members see it (%s)', (t, dialect) => {
   const person = async (prefix: string): Promise<Member> => {
     const name = fresh(prefix);
     return { name, security: await t.addUser(name) };
@@ -74,6 +74,25 @@ describeEachDatabase('a shared playlist as its members see it (%s)', (t) => {
     ]) {
       expectError(await get(stranger, url), 404);
     }
+  });
+
+  it('knows a member seen before without reading the membership again on SQLite, until it changes', async () => {
+    const [ivy, jon] = [await person('ivy'), await person('jon')];
+    const made = await createPlaylist(t.app, ivy.security, 'Remembered', [1]);
+    const url = `/v3/playlist/${made.id}`;
+    await share(ivy, made.id, jon, 'viewer');
+    expect((await get(jon, url)).json<Seen>().role).toBe('viewer');
+    const membershipReads = async () => {
+      const before = t.queries.length;
+      expect((await get(jon, url)).statusCode).toBe(200);
+      return t.queries.slice(before).filter((query) => /playlist_members/.test(query.sql)).length;
+    };
+    // PostgreSQL reads it at every request.
+    expect(await membershipReads()).toBe(dialect === 'sqlite' ? 0 : 1);
+    await share(ivy, made.id, jon, 'editor');
+    expect((await get(jon, url)).json<Seen>().role).toBe('editor');
+    await unshare(ivy, made.id, jon);
+    expectError(await get(jon, url), 404);
   });
 
   it('lets a viewer read only, an editor edit too, and only the owner delete', async () => {
