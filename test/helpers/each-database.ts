@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe } from 'vitest';
-import { createTestApp, type TestApp } from './app.js';
+import { createTestApp, openTestApp, type TestApp } from './app.js';
 import { createTestDatabase, DIALECTS, type TestDatabase, type TestDialect } from './databases.js';
 
 type Env = Record<string, string>;
@@ -30,6 +30,54 @@ export function describeEachEmptyDatabase(
 ): void {
   describe.each(DIALECTS)(name, (dialect) => {
     body(useTestDatabase(dialect), dialect);
+  });
+}
+
+/** Two instances of the whole app on one database. */
+export interface TwoInstances {
+  readonly one: TestApp;
+  readonly two: TestApp;
+}
+
+/**
+ * `describe(name)` once per database, `%s` in the name standing for the dialect, each with two instances of the
+ * whole app on one new database of their own, made before the block's first test and closed after its last. Two
+ * PostgreSQL instances start at the same moment (migrations and seeding must not collide); two SQLite instances in
+ * one process would block each other's thread on the file lock, so they start one by one (separate processes wait
+ * for each other instead: see the crash test).
+ */
+export function describeTwoInstances(name: string, body: (apps: TwoInstances, dialect: TestDialect) => void): void {
+  describeEachEmptyDatabase(name, (database, dialect) => {
+    let current: TwoInstances | undefined;
+    beforeAll(async () => {
+      if (dialect === 'postgres') {
+        const [one, two] = await Promise.all([openTestApp(database.url), openTestApp(database.url)]);
+        current = { one, two };
+      } else {
+        const one = await openTestApp(database.url);
+        current = { one, two: await openTestApp(database.url) };
+      }
+    });
+    afterAll(async () => {
+      await current?.one.close();
+      await current?.two.close();
+      current = undefined;
+    });
+    const made = (): TwoInstances => {
+      if (current === undefined) throw new Error(`The ${dialect} instances exist only in the tests of their block`);
+      return current;
+    };
+    body(
+      {
+        get one() {
+          return made().one;
+        },
+        get two() {
+          return made().two;
+        },
+      },
+      dialect,
+    );
   });
 }
 

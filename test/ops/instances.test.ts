@@ -1,28 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openTestApp, type TestApp } from '../helpers/app.js';
-import { describeEachEmptyDatabase } from '../helpers/each-database.js';
+import { expect, it } from 'vitest';
+import { describeTwoInstances } from '../helpers/each-database.js';
 import { createPlaylist, expectError, type PlaylistBody } from '../helpers/requests.js';
 
 // Instances keep nothing that decides an answer in memory: any of them serves what another one wrote.
-describeEachEmptyDatabase('two instances on one %s database', (database, dialect) => {
-  let one: TestApp;
-  let two: TestApp;
-  beforeAll(async () => {
-    // Two PostgreSQL instances start at the same moment (migrations and seeding must not collide). Two SQLite
-    // instances in one process would block each other's thread on the file lock, so they start one by one here;
-    // separate processes wait for each other instead (see the crash test).
-    if (dialect === 'postgres') [one, two] = await Promise.all([openTestApp(database.url), openTestApp(database.url)]);
-    else {
-      one = await openTestApp(database.url);
-      two = await openTestApp(database.url);
-    }
-  });
-  afterAll(async () => {
-    await one.close();
-    await two.close();
-  });
-
+describeTwoInstances('two instances on one %s database', (apps, dialect) => {
   it('creates on one, lists, searches, reads and deletes on the other', async () => {
+    const { one, two } = apps;
     const security = await one.addUser('shared', 'pw');
     const created = await createPlaylist(one.app, security, 'Shared Sunday', [1, 2, 3]);
     const listed = await two.app.inject({ method: 'GET', url: '/v3/playlist?search=sunday', headers: { security } });
@@ -39,6 +22,7 @@ describeEachEmptyDatabase('two instances on one %s database', (database, dialect
   });
 
   it('counts playlists and hands out distinct ids across instances', async () => {
+    const { one, two } = apps;
     const security = await one.addUser('busy', 'pw');
     const create = (i: number) =>
       (i % 2 === 0 ? one : two).app.inject({

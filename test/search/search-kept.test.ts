@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
-import { describeEachDatabase } from '../helpers/each-database.js';
+import { expect, it } from 'vitest';
+import { describeEachDatabase, describeTwoInstances } from '../helpers/each-database.js';
 import { createPlaylist, sendAs, type PlaylistBody } from '../helpers/requests.js';
 
 const ids = (body: string) => (JSON.parse(body) as PlaylistBody[]).map((p) => p.id);
@@ -41,22 +39,9 @@ describeEachDatabase('a repeated search on %s', (t) => {
   });
 });
 
-describe.each(DIALECTS)('a repeated search beside another instance (%s)', (dialect) => {
-  let database: TestDatabase;
-  let one: TestApp;
-  let two: TestApp;
-  beforeAll(async () => {
-    database = await createTestDatabase(dialect);
-    one = await openTestApp(database.url);
-    two = await openTestApp(database.url);
-  });
-  afterAll(async () => {
-    await one.close();
-    await two.close();
-    await database.drop();
-  });
-
+describeTwoInstances('a repeated search beside another instance (%s)', (apps) => {
   it("finds at once what the other instance's writes changed", async () => {
+    const { one, two } = apps;
     const alice = await one.addUser();
     const search = async () => ids((await sendAs(one.app, 'GET', '/v3/playlist?search=quince', alice)).body);
     expect(await search()).toEqual([]);

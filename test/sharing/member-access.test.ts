@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
-import { describeEachDatabase } from '../helpers/each-database.js';
+import { expect, it } from 'vitest';
+import { describeEachDatabase, describeTwoInstances } from '../helpers/each-database.js';
 import { createPlaylist, expectError, sendAs, type PlaylistBody } from '../helpers/requests.js';
 
 interface Member {
@@ -225,22 +223,9 @@ describeEachDatabase('a shared playlist as its members see it (%s)', (t, dialect
 });
 
 // A membership removed through one instance takes effect at once on another, whatever the other remembers.
-describe.each(DIALECTS)('a removed member on another instance (%s)', (dialect) => {
-  let database: TestDatabase;
-  let one: TestApp;
-  let two: TestApp;
-  beforeAll(async () => {
-    database = await createTestDatabase(dialect);
-    one = await openTestApp(database.url);
-    two = await openTestApp(database.url);
-  });
-  afterAll(async () => {
-    await one.close();
-    await two.close();
-    await database.drop();
-  });
-
+describeTwoInstances('a removed member on another instance (%s)', (apps) => {
   it('is refused by the other instance at the next request', async () => {
+    const { one, two } = apps;
     const ivy = fresh('ivy');
     const jon = fresh('jon');
     const [ivySecurity, jonSecurity] = [await one.addUser(ivy), await one.addUser(jon)];
