@@ -147,7 +147,9 @@ describeEachDatabase('the shared playlist at /s/{token} on %s', (t) => {
   });
 
   it('answers an unknown token with the small 404 page, with the same headers', async () => {
-    for (const url of [`/s/${token.slice(0, -1)}A`, `/s/${token.slice(0, -1)}A/image`, '/s/%E2%9C%93']) {
+    // The token with its last character changed (to one it does not already end with).
+    const other = `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
+    for (const url of [`/s/${other}`, `/s/${other}/image`, '/s/%E2%9C%93']) {
       const response = await get(url);
       expect(response.statusCode, url).toBe(404);
       expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
