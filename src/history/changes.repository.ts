@@ -108,15 +108,7 @@ export async function revisionsAfter(
     owned.orderBy('r.xid').orderBy('r.seq').limit(limit).execute(),
     sharedRevisionsAfter(db, dialect, userId, after, horizon, limit),
   ]);
-  const rows = (found: typeof own): FeedRow[] =>
-    found.map((row) => ({
-      id: row.playlist_id,
-      version: Number(row.version),
-      change: row.change as ChangeKind,
-      at: Number(row.at),
-      position: { xid: Number(row.xid), seq: Number(row.seq) },
-    }));
-  return mergeSorted(rows(own), rows(theirs), byPosition, limit);
+  return mergeSorted(own.map(feedRow), theirs.map(feedRow), byPosition, limit);
 }
 
 /**
@@ -168,6 +160,26 @@ function sharedRevisionsAfter(
     .execute();
 }
 
+/** A revision's or member event's row as the feed reads it (bigints on PostgreSQL read with Number()). */
+interface LogRow {
+  readonly seq: number | string;
+  readonly xid: number | string;
+  readonly playlist_id: number;
+  readonly version: number | string;
+  readonly change: string;
+  readonly at: number | string;
+}
+
+function feedRow(row: LogRow): FeedRow {
+  return {
+    id: row.playlist_id,
+    version: Number(row.version),
+    change: row.change as FeedChange,
+    at: Number(row.at),
+    position: { xid: Number(row.xid), seq: Number(row.seq) },
+  };
+}
+
 /** The user's member events after `after`, oldest first, at most `limit`; on PostgreSQL only those below `horizon`. */
 export async function memberEventsAfter(
   db: Q,
@@ -183,13 +195,7 @@ export async function memberEventsAfter(
     .where(sql<boolean>`(xid, seq) > (${after.xid}, ${after.seq})`);
   if (horizon !== undefined) query = query.where('xid', '<', horizon);
   const rows = await query.orderBy('xid').orderBy('seq').limit(limit).execute();
-  return rows.map((row) => ({
-    id: row.playlist_id,
-    version: Number(row.version),
-    change: row.change,
-    at: Number(row.at),
-    position: { xid: Number(row.xid), seq: Number(row.seq) },
-  }));
+  return rows.map(feedRow);
 }
 
 /**

@@ -101,7 +101,9 @@ export const SEARCHING_ERRORS = {
 };
 
 export const BAD_REQUEST = error('A bad parameter, id or body: `errormsg` names the field and the rule.');
-export const NOT_FOUND = error("No such playlist for this user (another user's playlist answers the same).");
+export const NOT_FOUND = error(
+  "No such playlist for this user (another user's playlist, not shared with them, answers the same).",
+);
 export const GONE = error("The playlist was deleted (the caller's, or one shared with the caller).");
 export const FORBIDDEN = error(
   'The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links.',

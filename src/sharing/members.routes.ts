@@ -6,6 +6,7 @@ import {
   BAD_REQUEST,
   FORBIDDEN,
   GONE,
+  NOT_FOUND,
   SECURITY,
   UNSUPPORTED_JSON_BODY,
   empty,
@@ -14,6 +15,7 @@ import {
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
+import { SHARING } from './links.routes.js';
 import type { MembersService } from './members.service.js';
 import { MemberBody, MemberParams } from './members.schemas.js';
 
@@ -23,12 +25,8 @@ export interface MembersRouteDeps {
   readonly authenticate: onRequestHookHandler;
 }
 
-const SHARING = ['Sharing'];
 const ALIAS_NOTE = ' Alias of the singular path.';
 const memberList = Type.Array(Type.Ref('member'));
-const NOT_FOUND = error(
-  'No such playlist for this user (another user’s playlist, not shared with them, answers the same).',
-);
 
 /** A playlist's members (API 1.5.0): list them, add one or change a role, remove one; at the singular and plural paths. */
 export function membersRoutes(app: TypedApp, deps: MembersRouteDeps): void {

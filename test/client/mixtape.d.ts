@@ -1790,7 +1790,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1922,7 +1922,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2074,7 +2074,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2215,7 +2215,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2365,7 +2365,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2485,7 +2485,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2588,7 +2588,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2704,7 +2704,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2925,7 +2925,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user’s playlist, not shared with them, answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3452,7 +3452,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3606,7 +3606,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4264,7 +4264,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4396,7 +4396,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4548,7 +4548,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4689,7 +4689,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4839,7 +4839,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4959,7 +4959,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5062,7 +5062,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5178,7 +5178,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5399,7 +5399,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user’s playlist, not shared with them, answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5926,7 +5926,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6080,7 +6080,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description No such playlist for this user (another user's playlist answers the same). */
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
                 headers: {
                     [name: string]: unknown;
