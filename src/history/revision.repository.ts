@@ -42,7 +42,8 @@ export function spliceOf(before: readonly number[], after: readonly number[]): S
   return { at: start, deleted: before.length - start - end, inserted: after.slice(start, after.length - end) };
 }
 
-const joinIds = (ids: readonly number[]) => ids.join(',');
+/** Song ids as `playlist_revisions.songs` holds them. */
+export const joinIds = (ids: readonly number[]) => ids.join(',');
 const splitIds = (text: string) => (text === '' ? [] : text.split(',').map(Number));
 
 /**

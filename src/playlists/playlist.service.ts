@@ -89,17 +89,24 @@ export function playlistService(
     if (unknown.length > 0) throw notInCatalog(unknown);
     const songs = input.songIds.map((id) => byId.get(id)!);
     const doc = playlistDocument(input.name, songs);
-    const id = await db.write(async (trx) => {
-      if ((await reservePlaylistSlot(trx, userId, limits.playlistsPerUser)) === undefined) {
-        throw ApiError.conflict(
-          `You have reached the limit of ${limits.playlistsPerUser} playlists; delete one to make room.`,
-        );
-      }
-      const playlistId = await playlists.insertPlaylist(trx, userId, input.name, Date.now(), input.songIds);
-      await playlists.insertEntries(trx, playlistId, input.songIds);
-      await addPlaylistDocument(trx, userId, playlistId, doc);
-      return playlistId;
-    });
+    const quota = limits.playlistsPerUser;
+    const full = () => ApiError.conflict(`You have reached the limit of ${quota} playlists; delete one to make room.`);
+    const now = Date.now();
+    let id: number;
+    if (db.dialect === 'postgres') {
+      const row = { ownerId: userId, name: input.name, songIds: input.songIds, doc, now };
+      const created = await playlists.createPlaylistAtOnce(q, row, quota);
+      if (created === undefined) throw full();
+      id = created;
+    } else {
+      id = await db.write(async (trx) => {
+        if ((await reservePlaylistSlot(trx, userId, quota)) === undefined) throw full();
+        const playlistId = await playlists.insertPlaylist(trx, userId, input.name, now, input.songIds);
+        await playlists.insertEntries(trx, playlistId, input.songIds);
+        await addPlaylistDocument(trx, userId, playlistId, doc);
+        return playlistId;
+      });
+    }
     const created = songs.map((s) => ({ id: s.id, title: s.title, artist: s.artist }));
     return { id, ...playlistAnswer({ id, name: input.name, songs: created }) };
   }
