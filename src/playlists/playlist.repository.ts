@@ -56,8 +56,8 @@ export interface NewPlaylistRow {
  * PostgreSQL: a whole create in one statement, and so one round trip and its own transaction: the owner's slot
  * under the quota, the playlist's row, its entries, its first revision (a snapshot of its songs, as
  * `recordRevision` writes one for a create) and its search document. Undefined, with nothing written, when the
- * owner has `quota` playlists already. Seven round trips (`BEGIN`, five statements, `COMMIT`) took 2.3 times as
- * long per create (docs/benchmarks.md).
+ * owner has `quota` playlists already. Seven round trips (`BEGIN`, five statements, `COMMIT`) answered 0.63 as
+ * many creates a second (docs/benchmarks.md).
  */
 export async function createPlaylistAtOnce(
   db: Q,
