@@ -15,14 +15,23 @@ const PER_CONNECTION_HEADERS = new Set(['connection', 'content-length', 'date', 
 
 export interface Baseline {
   readonly url: string;
+  /** The server's process id. */
+  readonly pid: number;
   /** From now on, every request gets this answer. */
   answerWith(answer: Answer): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Starts the baseline server, on `cpu` if given (the same core as the service, so that both get one core). */
-export async function startBaseline(cpu?: number): Promise<Baseline> {
-  const child = fork('bench/baseline-server.ts', {
+/**
+ * Starts the baseline server, on `cpu` if given (the same core as the service, so that both get one core). Another
+ * server that answers the same IPC messages may be given as `script` with its `args` (bench/floor.ts does).
+ */
+export async function startBaseline(
+  cpu?: number,
+  script = 'bench/baseline-server.ts',
+  args: readonly string[] = [],
+): Promise<Baseline> {
+  const child = fork(script, args, {
     cwd: ROOT,
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -37,6 +46,7 @@ export async function startBaseline(cpu?: number): Promise<Baseline> {
   const { port } = await next('listening');
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     async answerWith(answer) {
       const headers = Object.fromEntries(
         Object.entries(answer.headers).filter(([name]) => !PER_CONNECTION_HEADERS.has(name)),

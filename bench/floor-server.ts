@@ -1,0 +1,83 @@
+/**
+ * The floor under the service's fixed cost: a Fastify server that answers `GET /v3/playlist/:id` with the canned
+ * answer, as bench/baseline-server.ts does with `node:http`, adding one layer of the service's request path at a
+ * time (the mode, first argument):
+ *
+ * - `fastify`: the route alone, the answer's headers set one by one and its bytes sent;
+ * - `fastify-log`: and the request log line the service writes (pino, buffered, to a file rather than stdout);
+ * - `fastify-log-auth`: and the credential's lookup as a cached sign-in takes it (its HMAC, an LRU cache).
+ *
+ * Same IPC messages as the baseline server (see bench/baseline.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { LogController } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import pino from 'pino';
+import type { BaselineMessage, CannedAnswer } from './baseline-server.js';
+import { HmacKey } from '../src/credentials/hmac.js';
+
+const mode = process.argv[2] ?? 'fastify';
+const log = mode === 'fastify' ? false : true;
+
+let answer = { status: 200, headers: {} as Readonly<Record<string, string>>, body: Buffer.alloc(0) };
+
+const logFile = join(tmpdir(), `mixtape-floor-${process.pid}.log`);
+const app = Fastify({
+  // As src/logger.ts writes the service's log: buffered writes of about 4 KB, credentials redacted.
+  loggerInstance: log
+    ? pino(
+        { redact: { paths: ['req.headers.security', 'req.headers.authorization'], censor: '[redacted]' } },
+        pino.destination({
+          dest: logFile,
+          sync: false,
+          minLength: 4096,
+          periodicFlush: 100,
+        }),
+      )
+    : undefined,
+  logController: new LogController({ disableRequestLogging: true }),
+});
+const key = new HmacKey(randomBytes(32));
+const signedIn = new LRUCache<string, { name: string }>({ max: 10_000 });
+
+app.get('/v3/playlist/:id', (request, reply) => {
+  if (mode === 'fastify-log-auth') {
+    const header = request.headers.authorization ?? '';
+    const digest = key.digest(Buffer.from(header.slice(6), 'base64').toString('utf8'));
+    let caller = signedIn.get(digest);
+    if (caller === undefined) {
+      caller = { name: 'user' };
+      signedIn.set(digest, caller);
+    }
+  }
+  reply.code(answer.status);
+  for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
+  return reply.send(answer.body);
+});
+if (log) {
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime },
+      'request',
+    );
+    done();
+  });
+}
+
+const tell = (message: BaselineMessage) => process.send?.(message);
+
+process.on('message', (message: CannedAnswer) => {
+  answer = { status: message.status, headers: message.headers, body: Buffer.from(message.bodyBase64, 'base64') };
+  tell({ type: 'answering' });
+});
+process.once('disconnect', () => {
+  void app.close().finally(() => {
+    rmSync(logFile, { force: true });
+  });
+});
+
+const address = await app.listen({ port: 0, host: '127.0.0.1' });
+tell({ type: 'listening', port: Number(new URL(address).port) });
