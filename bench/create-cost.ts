@@ -1,7 +1,10 @@
 /**
  * SQLite's own cost of a create, by schema: the service's statements for 960 creates of 10 songs in groups of 16
  * (one transaction, one fsync, a savepoint per create, as the group commit does), run with better-sqlite3 alone
- * on a copy of a bench data set, with and without the index of entries by song and the trigram index.
+ * on a copy of a bench data set, with and without the index of entries by song and the trigram index. Then the
+ * statements a create runs now (the songs read, the owner's slot, the row, the first revision, the entries, the
+ * search document, each in its savepoint) by group size, with the share of the time spent in the `COMMIT`: what
+ * SQLite alone costs a create before any of the service's own work.
  *
  *   npx tsx bench/create-cost.ts [bench/data/sqlite-10000.db]
  */
@@ -96,6 +99,62 @@ function measure(variant: Variant, dir: string): { msPerCreate: number; walPages
   }
 }
 
+/** The statements of a create as the service runs them now, `perCommit` creates to a transaction. */
+function measureNow(perCommit: number, dir: string): { usPerCreate: number; commitShare: number } {
+  const file = join(dir, 'copy.db');
+  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  copyFileSync(source, file);
+  const db = new SQLite(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('wal_autocheckpoint = 0');
+    const read = db.prepare(
+      `SELECT id, title, artist, genre FROM songs WHERE id IN (${Array(SONGS).fill('?').join(', ')})`,
+    );
+    const slot = db.prepare(
+      'UPDATE users SET playlist_count = playlist_count + 1 WHERE id = ? AND playlist_count < ? RETURNING playlist_count',
+    );
+    const playlist = db.prepare('INSERT INTO playlists (owner_id, name, created_at) VALUES (?, ?, ?) RETURNING id');
+    const revision = db.prepare(`INSERT INTO playlist_revisions (playlist_id, owner_id, version, at, by_id, change,
+      name, song_count, splice_at, splice_deleted, songs, chain) VALUES (?, ?, 1, ?, ?, 'create', ?, ?, NULL, NULL, ?, 0)`);
+    const entries = db.prepare(
+      `INSERT INTO playlist_songs (playlist_id, position, song_id) VALUES ${Array(SONGS).fill('(?, ?, ?)').join(', ')}`,
+    );
+    const document = db.prepare('INSERT INTO playlist_documents (owner_id, playlist_id, doc) VALUES (?, ?, ?)');
+    const owners = db.prepare('SELECT id FROM users').pluck().all() as number[];
+    const songs = (db.prepare('SELECT max(id) FROM songs').pluck().get() as number) || 1;
+    const docs = db.prepare('SELECT doc FROM playlist_documents LIMIT 200').pluck().all() as string[];
+    const total = 960;
+    let committing = 0;
+    const started = performance.now();
+    for (let n = 0; n < total;) {
+      db.exec('BEGIN IMMEDIATE');
+      for (let i = 0; i < perCommit && n < total; i++, n++) {
+        const ids = Array.from({ length: SONGS }, (_, p) => 1 + ((n * 7919 + p * 104_729) % songs));
+        read.all(ids);
+        db.exec('SAVEPOINT unit');
+        const owner = owners[(n * 37) % owners.length]!;
+        slot.get(owner, 1e9);
+        const name = `bench ${n}`;
+        const { id } = playlist.get(owner, name, Date.now()) as { id: number };
+        revision.run(id, owner, Date.now(), owner, name, SONGS, ids.join(','));
+        entries.run(ids.flatMap((songId, p) => [id, p, songId]));
+        document.run(owner, id, `${docs[n % docs.length] ?? ''} ${n}`);
+        db.exec('RELEASE unit');
+      }
+      const commitStarted = performance.now();
+      db.exec('COMMIT');
+      committing += performance.now() - commitStarted;
+    }
+    const elapsed = performance.now() - started;
+    return { usPerCreate: (1000 * elapsed) / total, commitShare: committing / elapsed };
+  } finally {
+    db.close();
+  }
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'mixtape-create-cost-'));
 try {
   console.log(`${GROUPS * PER_GROUP} creates of ${SONGS} songs in groups of ${PER_GROUP}, on a copy of ${source}\n`);
@@ -103,6 +162,12 @@ try {
   for (const variant of VARIANTS) {
     const { msPerCreate, walPagesPerCreate } = measure(variant, dir);
     console.log(`| ${variant.label} | ${msPerCreate.toFixed(3)} | ${walPagesPerCreate.toFixed(1)} |`);
+  }
+  console.log('\nThe statements of a create now, 960 creates:\n');
+  console.log('| creates a commit | µs per create | of which the COMMIT |\n| --- | --- | --- |');
+  for (const perCommit of [1, 4, 8, 16, 32]) {
+    const { usPerCreate, commitShare } = measureNow(perCommit, dir);
+    console.log(`| ${perCommit} | ${usPerCreate.toFixed(0)} | ${(100 * commitShare).toFixed(0)}% |`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
