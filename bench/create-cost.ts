@@ -45,16 +45,22 @@ const VARIANTS: readonly Variant[] = [
   },
 ];
 
-function measure(variant: Variant, dir: string): { msPerCreate: number; walPagesPerCreate: number } {
+/** A fresh copy of the data set, with the service's durability settings and no automatic checkpoints. */
+function openCopy(dir: string): SQLite.Database {
   const file = join(dir, 'copy.db');
   for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
   copyFileSync(source, file);
   const db = new SQLite(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('wal_autocheckpoint = 0');
+  return db;
+}
+
+function measure(variant: Variant, dir: string): { msPerCreate: number; walPagesPerCreate: number } {
+  const db = openCopy(dir);
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-    db.pragma('wal_autocheckpoint = 0');
     if (variant.songIndex) db.exec('CREATE INDEX IF NOT EXISTS playlist_songs_song_id ON playlist_songs (song_id)');
     const slot = db.prepare(
       'UPDATE users SET playlist_count = playlist_count + 1 WHERE id = ? RETURNING playlist_count',
@@ -101,15 +107,8 @@ function measure(variant: Variant, dir: string): { msPerCreate: number; walPages
 
 /** The statements of a create as the service runs them now, `perCommit` creates to a transaction. */
 function measureNow(perCommit: number, dir: string): { usPerCreate: number; commitShare: number } {
-  const file = join(dir, 'copy.db');
-  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
-  copyFileSync(source, file);
-  const db = new SQLite(file);
+  const db = openCopy(dir);
   try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-    db.pragma('wal_autocheckpoint = 0');
     const read = db.prepare(
       `SELECT id, title, artist, genre FROM songs WHERE id IN (${Array(SONGS).fill('?').join(', ')})`,
     );
