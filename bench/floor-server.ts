@@ -5,7 +5,8 @@
  *
  * - `fastify`: the route alone, the answer's headers set one by one and its bytes sent;
  * - `fastify-log`: and the request log line the service writes (pino, buffered, to a file rather than stdout);
- * - `fastify-log-auth`: and the credential's lookup as a cached sign-in takes it (its HMAC, an LRU cache).
+ * - `fastify-log-auth`: and the credential's lookup as a cached sign-in takes it (`readCredential`, its HMAC, an
+ *   LRU cache).
  *
  * Same IPC messages as the baseline server (see bench/baseline.ts).
  */
@@ -17,6 +18,7 @@ import Fastify, { LogController } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import pino from 'pino';
 import type { BaselineMessage, CannedAnswer } from './baseline-server.js';
+import { readCredential } from '../src/credentials/credential.js';
 import { HmacKey } from '../src/credentials/hmac.js';
 
 const mode = process.argv[2] ?? 'fastify';
@@ -45,13 +47,10 @@ const signedIn = new LRUCache<string, { name: string }>({ max: 10_000 });
 
 app.get('/v3/playlist/:id', (request, reply) => {
   if (mode === 'fastify-log-auth') {
-    const header = request.headers.authorization ?? '';
-    const digest = key.digest(Buffer.from(header.slice(6), 'base64').toString('utf8'));
-    let caller = signedIn.get(digest);
-    if (caller === undefined) {
-      caller = { name: 'user' };
-      signedIn.set(digest, caller);
-    }
+    const read = readCredential(request.headers);
+    if (read.kind !== 'ok') return reply.code(401).send();
+    const digest = key.digest(read.credential.secret);
+    if (signedIn.get(digest) === undefined) signedIn.set(digest, { name: read.credential.name });
   }
   reply.code(answer.status);
   for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);

@@ -1,8 +1,10 @@
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { CompiledQuery } from 'kysely';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Db } from '../../src/db/database.js';
+import { loggerOptions } from '../../src/logger.js';
 import { prepareDatabase } from '../../src/startup.js';
 import { userService } from '../../src/users/user.service.js';
 import { createTestDatabase, type TestDialect } from './databases.js';
@@ -56,4 +58,27 @@ export async function openTestApp(
       await drop();
     },
   };
+}
+
+/**
+ * A second app on the test app's database that logs at `info` as the service does, its lines (JSON text) kept in
+ * `lines` as they are written. Close it before `t`.
+ */
+export async function appWithLogLines(t: TestApp): Promise<{ app: FastifyInstance; lines: string[] }> {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
+      done();
+    },
+  });
+  const config = { ...t.config, logLevel: 'info' as const };
+  const app = await buildApp({ config, db: t.db, logger: { ...(loggerOptions(config, false) as object), stream } });
+  await app.ready();
+  return { app, lines };
 }

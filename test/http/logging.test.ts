@@ -1,9 +1,6 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { loggerOptions } from '../../src/logger.js';
 import type { FastifyInstance } from 'fastify';
-import { openTestApp, type TestApp } from '../helpers/app.js';
+import { appWithLogLines, openTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 import { expectError } from '../helpers/requests.js';
 
@@ -11,20 +8,14 @@ describe('request logs', () => {
   let database: TestDatabase;
   let t: TestApp;
   let app: FastifyInstance;
-  const lines: Record<string, unknown>[] = [];
+  let lines: string[];
+  /** The lines written since `from`, parsed. */
+  const linesSince = (from: number) => lines.slice(from).map((line) => JSON.parse(line) as Record<string, unknown>);
 
   beforeAll(async () => {
     database = await createTestDatabase('sqlite');
     t = await openTestApp(database.url);
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n')) if (line !== '') lines.push(JSON.parse(line) as never);
-        done();
-      },
-    });
-    const config = { ...t.config, logLevel: 'info' as const };
-    app = await buildApp({ config, db: t.db, logger: { ...(loggerOptions(config, false) as object), stream } });
-    await app.ready();
+    ({ app, lines } = await appWithLogLines(t));
   });
   afterAll(async () => {
     await app.close();
@@ -41,7 +32,7 @@ describe('request logs', () => {
       headers: { security, authorization: security },
     });
     expect(response.statusCode).toBe(200);
-    const written = lines.slice(before);
+    const written = linesSince(before);
     expect(written).toHaveLength(1);
     expect(written[0]).toMatchObject({ msg: 'request', method: 'GET', status: 200, user: 'logger' });
     expect(typeof written[0]!.reqId).toBe('string');
@@ -55,7 +46,7 @@ describe('request logs', () => {
     const before = lines.length;
     const response = await app.inject({ method: 'GET', url: '/v3/playlist/12345', headers: { security: 'Basic !!' } });
     const body = expectError(response, 401);
-    const line = lines.slice(before).find((l) => l.msg === 'request');
+    const line = linesSince(before).find((l) => l.msg === 'request');
     expect(line).toMatchObject({ status: 401, entry: body.logdata.entry, reason: body.errormsg });
   });
 
@@ -65,7 +56,7 @@ describe('request logs', () => {
     const before = lines.length;
     const response = await app.inject({ method: 'GET', url: '/v3/playlist/424242', headers: { security } });
     const body = expectError(response, 500);
-    const fault = lines.slice(before).find((l) => l.msg === 'unexpected fault');
+    const fault = linesSince(before).find((l) => l.msg === 'unexpected fault');
     expect(fault).toMatchObject({ entry: body.logdata.entry, level: 50 });
     expect(JSON.stringify(fault)).toContain('deleted_playlists');
   });

@@ -1,9 +1,6 @@
-import { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { loggerOptions } from '../../src/logger.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { appWithLogLines, createTestApp, type TestApp } from '../helpers/app.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { describeEachDatabase } from '../helpers/each-database.js';
 import { createPlaylist, expectError, sendAs } from '../helpers/requests.js';
@@ -191,24 +188,11 @@ describeEachDatabase('the throttle of /s/ on %s', { MIXTAPE_SHARE_PER_MINUTE: '4
 describe.each(DIALECTS)('what is logged of /s/ on %s', (dialect) => {
   let t: TestApp;
   let app: FastifyInstance;
-  const lines: string[] = [];
+  let lines: string[];
 
   beforeAll(async () => {
     t = await createTestApp(dialect);
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(
-          ...chunk
-            .toString('utf8')
-            .split('\n')
-            .filter((line) => line !== ''),
-        );
-        done();
-      },
-    });
-    const config = { ...t.config, logLevel: 'info' as const };
-    app = await buildApp({ config, db: t.db, logger: { ...(loggerOptions(config, false) as object), stream } });
-    await app.ready();
+    ({ app, lines } = await appWithLogLines(t));
   });
   afterAll(async () => {
     await app.close();
