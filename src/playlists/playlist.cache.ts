@@ -23,8 +23,12 @@ export interface Answers {
   readonly answers: PlaylistAnswer[];
 }
 
-/** The rows a page query returns: the page's playlist ids in page order, with whatever else the caller selects. */
-export type PageRow = { readonly id: number };
+/**
+ * The rows a page query returns: the page's playlist ids in page order, with whatever else the caller selects. A
+ * query that also reads each playlist's `version` confirms the kept answers in the same statement (no second read
+ * of versions on PostgreSQL).
+ */
+export type PageRow = { readonly id: number; readonly version?: number | string };
 
 /**
  * The current answers of playlists, kept in memory by playlist id and bounded by bytes, behind two doors: `playlist`
@@ -137,7 +141,9 @@ export class PlaylistCache {
   /** The answers of these rows' playlists, read at this catalog version, from memory where they are current. */
   async #answersOf(callerId: number, rows: readonly PageRow[], catalog: number): Promise<Answers> {
     this.#observe(catalog);
-    const versions = await this.#currentVersions(rows.map((row) => row.id));
+    const versions = rows.every((row) => row.version !== undefined)
+      ? new Map(rows.map((row) => [row.id, Number(row.version)]))
+      : await this.#currentVersions(rows.map((row) => row.id));
     const kept = rows.map((row) => this.#kept(row.id, catalog, versions?.get(row.id)));
     const wanted = rows.flatMap((row, i) => (kept[i] === undefined ? [row.id] : []));
     if (wanted.length === 0) return { ids: rows.map((row) => row.id), answers: kept as Entry[] };
@@ -180,7 +186,8 @@ export class PlaylistCache {
 
   /**
    * PostgreSQL: the current versions of a page's playlists that have an entry here (an edit on another instance
-   * is seen by its version), in one indexed read; undefined on SQLite, where catch-up has forgotten edited ones.
+   * is seen by its version), in one indexed read, for a page whose query did not read them (a search's); undefined
+   * on SQLite, where catch-up has forgotten edited ones.
    */
   async #currentVersions(ids: readonly number[]): Promise<Map<number, number> | undefined> {
     if (this.#db.dialect === 'sqlite') return undefined;

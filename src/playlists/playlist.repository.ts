@@ -265,14 +265,15 @@ export async function deletePlaylist(db: Q, id: number, ownerId: number, now: nu
 }
 
 /**
- * The query of a page of the owner's playlist ids, in creation order, with how many the owner has on every row (so
- * that a page is one statement; a page past the end has no row, and `countPlaylists` tells then).
+ * The query of a page of the owner's playlist ids and versions, in creation order, with how many the owner has on
+ * every row (so that a page is one statement; a page past the end has no row, and `countPlaylists` tells then).
  */
 export function pageOfPlaylists(db: Q, ownerId: number, limit: number, offset: number) {
   return db
     .selectFrom('playlists as p')
     .select([
       'p.id',
+      'p.version',
       (eb) => eb.selectFrom('users').select('playlist_count').where('users.id', '=', ownerId).as('total'),
     ])
     .where('p.owner_id', '=', ownerId)
@@ -281,28 +282,28 @@ export function pageOfPlaylists(db: Q, ownerId: number, limit: number, offset: n
     .offset(offset);
 }
 
-/** The query of a page of the ids of the playlists shared with the member, in id order. */
+/** The query of a page of the ids and versions of the playlists shared with the member, in id order. */
 export function pageOfSharedPlaylists(db: Q, userId: number, limit: number, offset: number) {
   return sharedPlaylistIds(db, userId).orderBy('id').limit(limit).offset(offset);
 }
 
-/** The query of a page of the ids of the user's playlists and of those shared with them, in id order. */
+/** The query of a page of the ids and versions of the user's playlists and of those shared with them, in id order. */
 export function pageOfAllPlaylists(db: Q, userId: number, limit: number, offset: number) {
-  const own = db.selectFrom('playlists').select('id').where('owner_id', '=', userId);
+  const own = db.selectFrom('playlists').select(['id', 'version']).where('owner_id', '=', userId);
   return db
     .selectFrom(own.unionAll(sharedPlaylistIds(db, userId)).as('x'))
-    .select('x.id')
+    .select(['x.id', 'x.version'])
     .orderBy('x.id')
     .limit(limit)
     .offset(offset);
 }
 
-/** The ids of the current playlists shared with the user, through the key (member, playlist). */
+/** The ids and versions of the current playlists shared with the user, through the key (member, playlist). */
 const sharedPlaylistIds = (db: Q, userId: number) =>
   db
     .selectFrom('playlist_members as m')
     .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
-    .select('m.playlist_id as id')
+    .select(['m.playlist_id as id', 'p.version'])
     .where('m.user_id', '=', userId);
 
 /** How many current playlists are shared with the user. */
