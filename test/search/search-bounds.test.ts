@@ -123,18 +123,20 @@ describeEachDatabase('hostile searches on %s', { MIXTAPE_SEARCH_TIMEOUT_MS: '10'
     );
     const hostile = `${WIDE.repeat(33)}x`;
 
-    const [a, b, c] = await Promise.all([
-      search(t, trudy, hostile),
-      search(t, trudy, hostile),
-      search(t, trudy, hostile),
-    ]);
-    const statuses = [a, b, c].map((r) => r.statusCode).sort();
-    // One runs (and runs out of time), one waits for it, the third is refused at once.
-    expect(statuses).toEqual([429, 503, 503]);
-    const slow = [a, b, c].find((r) => r.statusCode === 503)!;
+    // One runs (and runs out of time), one waits for it, the third is refused at once. (Tried a few times: on a busy
+    // machine, or while the pool opens a connection for the third, the first may end before the third arrives; then
+    // the third waits in turn and all three run out of time. A search that ran out of time is never kept.)
+    let replies: LightMyRequestResponse[] = [];
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      replies = await Promise.all([search(t, trudy, hostile), search(t, trudy, hostile), search(t, trudy, hostile)]);
+      for (const reply of replies) expect([429, 503]).toContain(reply.statusCode);
+      if (replies.some((reply) => reply.statusCode === 429)) break;
+    }
+    expect(replies.map((r) => r.statusCode).sort()).toEqual([429, 503, 503]);
+    const slow = replies.find((r) => r.statusCode === 503)!;
     expect(expectError(slow, 503).errormsg).toMatch(/longer than 0\.01 s/);
     expect(slow.headers['retry-after']).toBe('1');
-    const refused = [a, b, c].find((r) => r.statusCode === 429)!;
+    const refused = replies.find((r) => r.statusCode === 429)!;
     expect(expectError(refused, 429).errormsg).toMatch(/previous searches are still running/);
   });
 });
