@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Insertable, Kysely } from 'kysely';
+import type { Database, PlaylistRevisionTable } from '../db/schema.js';
 
 type Q = Kysely<Database>;
 
@@ -52,6 +52,14 @@ const splitIds = (text: string) => (text === '' ? [] : text.split(',').map(Numbe
  * than the playlist's length. So any version is read from at most about its length plus one rows and twice its ids.
  */
 export async function recordRevision(trx: Q, revision: RevisionWrite): Promise<void> {
+  await trx
+    .insertInto('playlist_revisions')
+    .values(await revisionRow(trx, revision))
+    .execute();
+}
+
+/** The row `recordRevision` writes, for a write that inserts it in a statement of its own making. */
+export async function revisionRow(trx: Q, revision: RevisionWrite): Promise<Insertable<PlaylistRevisionTable>> {
   const { before, after } = revision;
   let stored = { splice_at: null as number | null, splice_deleted: null as number | null, songs: after, chain: 0 };
   if (before !== undefined) {
@@ -75,23 +83,20 @@ export async function recordRevision(trx: Q, revision: RevisionWrite): Promise<v
       }
     }
   }
-  await trx
-    .insertInto('playlist_revisions')
-    .values({
-      playlist_id: revision.playlistId,
-      owner_id: revision.ownerId,
-      version: revision.version,
-      at: revision.at,
-      by_id: revision.byId,
-      change: revision.change,
-      name: revision.name,
-      song_count: after.length,
-      splice_at: stored.splice_at,
-      splice_deleted: stored.splice_deleted,
-      songs: joinIds(stored.songs),
-      chain: stored.chain,
-    })
-    .execute();
+  return {
+    playlist_id: revision.playlistId,
+    owner_id: revision.ownerId,
+    version: revision.version,
+    at: revision.at,
+    by_id: revision.byId,
+    change: revision.change,
+    name: revision.name,
+    song_count: after.length,
+    splice_at: stored.splice_at,
+    splice_deleted: stored.splice_deleted,
+    songs: joinIds(stored.songs),
+    chain: stored.chain,
+  };
 }
 
 /** Records a delete: the songs stay as the version before left them (an empty splice), so a restore can read them. */

@@ -4,13 +4,12 @@ import type { Db } from '../db/database.js';
 import { ifMatch, preconditionFailed } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { playlistDocument } from '../search/search-text.js';
-import { findSongsByIds } from '../songs/song.repository.js';
+import { findSongsByIds, type CatalogSong } from '../songs/song.repository.js';
 import { playlistForEdit, playlistLength, saveEdit } from './playlist-edit.repository.js';
 import { EditRefused } from './playlist-edit.checks.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
 import { asSeenBy, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
 import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
-import { replacePlaylistDocument } from '../search/playlist-search.js';
 import type { Grant, PlaylistAccess } from './playlist.access.js';
 
 /** An edit: the playlist as it is now to the playlist as it will be, or an EditRefused that changes nothing. */
@@ -44,8 +43,19 @@ export function playlistEditor(db: Db, limits: Limits, access: PlaylistAccess, o
     const answer = await db.write(async (trx) => {
       const current = await playlistForEdit(trx, db.dialect, id);
       if (current === undefined) throw await access.refusal(userId, id, trx);
+      // The edit is worked out first, but a refusal of it answers only once the precondition holds.
+      let next: PlaylistDocument | undefined;
+      let refused: unknown;
+      try {
+        next = applied(change, { name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
+      } catch (error) {
+        refused = error;
+      }
+      const songIds = next?.songs.map((song) => song.id) ?? [];
+      // The songs before (for the ETag If-Match names) and after, read in one statement.
+      const catalog = await catalogSongs(trx, precondition === undefined ? songIds : [...current.songIds, ...songIds]);
       if (precondition !== undefined) {
-        const songs = await songsInOrder(trx, current.songIds);
+        const songs = inOrder(catalog, current.songIds);
         // The caller's own view of it: a member's answers carry the owner and their role, and their own ETag.
         const now = asSeenBy(
           playlistAnswer({ id, name: current.name, songs: songs.map(({ genre: _, ...song }) => song) }),
@@ -53,12 +63,10 @@ export function playlistEditor(db: Db, limits: Limits, access: PlaylistAccess, o
         );
         if (!ifMatch(precondition, now.etag)) throw preconditionFailed(now.etag);
       }
-      const next = applied(change, { name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
-      const songIds = next.songs.map((song) => song.id);
-      const songs = await songsInOrder(trx, songIds);
-      await saveEdit(trx, id, current, { name: next.name, songIds }, kind, userId);
-      // The document is kept by the owner's key, whoever edits.
-      await replacePlaylistDocument(trx, current.ownerId, id, playlistDocument(next.name, songs));
+      if (next === undefined) throw refused;
+      const songs = inOrder(catalog, songIds);
+      const doc = playlistDocument(next.name, songs);
+      await saveEdit(trx, db.dialect, id, current, { name: next.name, songIds, doc }, kind, userId);
       return asSeenBy(
         playlistAnswer({ id, name: next.name, songs: songs.map(({ genre: _, ...song }) => song) }),
         grant,
@@ -99,14 +107,18 @@ function applied(change: Edit, current: PlaylistDocument): PlaylistDocument {
   }
 }
 
-/** The catalog's songs for these ids, in their order; 422 naming the ids the catalog does not have. */
-async function songsInOrder(trx: Db['kysely'], ids: readonly number[]) {
+/** The catalog's songs of these ids, by id. */
+async function catalogSongs(trx: Db['kysely'], ids: readonly number[]) {
   const found = await findSongsByIds(trx, ids);
-  const byId = new Map(found.map((song) => [song.id, song]));
-  const unknown = [...new Set(ids.filter((id) => !byId.has(id)))];
+  return new Map(found.map((song) => [song.id, song]));
+}
+
+/** The songs of these ids, in their order; 422 naming the ids the catalog does not have. */
+function inOrder(catalog: ReadonlyMap<number, CatalogSong>, ids: readonly number[]) {
+  const unknown = [...new Set(ids.filter((id) => !catalog.has(id)))];
   if (unknown.length > 0) throw notInCatalog(unknown);
   return ids.map((id) => {
-    const { title, artist, genre } = byId.get(id)!;
+    const { title, artist, genre } = catalog.get(id)!;
     return { id, title, artist, genre };
   });
 }

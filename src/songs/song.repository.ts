@@ -11,10 +11,10 @@ const COLUMNS = ['id', 'title', 'artist', 'album', 'genre', 'duration'] as const
 // Ids per IN list: well under SQLite's limit of bound variables.
 const LOOKUP_CHUNK = 5000;
 
-/** The catalog rows of these ids (each once, in no particular order); unknown ids are left out. */
 /** What a playlist write needs of a catalog song: its answer's fields and its search document's. */
 export type CatalogSong = Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>;
 
+/** The catalog rows of these ids (each once, in no particular order); unknown ids are left out. */
 export async function findSongsByIds(
   db: Q,
   ids: readonly number[],

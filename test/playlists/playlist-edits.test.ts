@@ -57,6 +57,36 @@ for (const dialect of DIALECTS) {
       expect(ids(appended.json())).toEqual([1, 2, 3]);
     });
 
+    it('reads the songs before and after a conditional edit in one statement; on PostgreSQL writes it in one', async () => {
+      const security = await t.addUser();
+      const playlist = await createPlaylist(t.app, security, 'Counted', [1, 2, 3]);
+      const etag = String((await get(playlist.id, security)).headers.etag);
+      const before = t.queries.length;
+      // Songs 2 and 3 replaced by 4: the entries from the first difference on are written over, one deleted.
+      const replaced = await edit(
+        'PUT',
+        `/v3/playlist/${playlist.id}`,
+        security,
+        { name: 'Counted', songIds: [1, 4] },
+        {
+          'if-match': etag,
+        },
+      );
+      expect(replaced.statusCode, replaced.body).toBe(200);
+      const sent = t.queries.slice(before).map((q) => q.sql);
+      const catalogReads = sent.filter((statement) => /from "songs"/i.test(statement));
+      expect(catalogReads, sent.join('\n')).toHaveLength(1);
+      if (dialect === 'postgres') {
+        const writes = sent.filter((statement) => /^\s*(with|insert|update|delete)\b/i.test(statement));
+        expect(writes, sent.join('\n')).toHaveLength(1);
+        expect(writes[0]).toMatch(/^\s*with gone as/i);
+      }
+      expect(ids(replaced.json())).toEqual([1, 4]);
+      expect(ids((await get(playlist.id, security)).json())).toEqual([1, 4]);
+      const versions = await t.app.inject({ url: `/v3/playlist/${playlist.id}/versions/1`, headers: { security } });
+      expect(ids(versions.json())).toEqual([1, 2, 3]);
+    });
+
     it('renames and replaces songs with a merge patch; the answer is what GET then answers, with its ETag', async () => {
       const security = await t.addUser();
       const created = await createPlaylist(t.app, security, 'Before', [1, 2, 3]);
