@@ -282,47 +282,79 @@ export function pageOfPlaylists(db: Q, ownerId: number, limit: number, offset: n
     .offset(offset);
 }
 
-/** The query of a page of the ids and versions of the playlists shared with the member, in id order. */
+/**
+ * The query of a page of the ids and versions of the playlists shared with the member, in id order, each with the
+ * member's role and the owner's name, and with how many are shared with them on every row (a page past the end has
+ * no row, and `countSharedPlaylists` tells then): one statement for what took three.
+ */
 export function pageOfSharedPlaylists(db: Q, userId: number, limit: number, offset: number) {
-  return sharedPlaylistIds(db, userId).orderBy('id').limit(limit).offset(offset);
+  return sharedPlaylistIds(db, userId)
+    .select(sharedCount(db, userId).as('total'))
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset);
 }
 
-/** The query of a page of the ids and versions of the user's playlists and of those shared with them, in id order. */
+/**
+ * The query of a page of the ids and versions of the user's playlists and of those shared with them, in id order,
+ * with the role and owner's name of those shared (null for their own), and how many there are in all on every row.
+ */
 export function pageOfAllPlaylists(db: Q, userId: number, limit: number, offset: number) {
-  const own = db.selectFrom('playlists').select(['id', 'version']).where('owner_id', '=', userId);
+  const own = db
+    .selectFrom('playlists')
+    .select(['id', 'version', sql<Role | null>`NULL`.as('role'), sql<string | null>`NULL`.as('owner_name')])
+    .where('owner_id', '=', userId);
+  const ownCount = db.selectFrom('users').select('playlist_count').where('users.id', '=', userId);
   return db
     .selectFrom(own.unionAll(sharedPlaylistIds(db, userId)).as('x'))
-    .select(['x.id', 'x.version'])
+    .select([
+      'x.id',
+      'x.version',
+      'x.role',
+      'x.owner_name',
+      sql<number | string>`(${ownCount}) + (${sharedCount(db, userId)})`.as('total'),
+    ])
     .orderBy('x.id')
     .limit(limit)
     .offset(offset);
 }
 
-/** The ids and versions of the current playlists shared with the user, through the key (member, playlist). */
+type Role = 'viewer' | 'editor';
+
+/**
+ * The ids and versions of the current playlists shared with the user, through the key (member, playlist), with the
+ * member's role and the owner's name.
+ */
 const sharedPlaylistIds = (db: Q, userId: number) =>
   db
     .selectFrom('playlist_members as m')
     .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
-    .select(['m.playlist_id as id', 'p.version'])
+    .innerJoin('users as o', 'o.id', 'm.owner_id')
+    .select(['m.playlist_id as id', 'p.version', 'm.role', 'o.name as owner_name'])
+    .where('m.user_id', '=', userId);
+
+/** The query of how many current playlists are shared with the user (one row, one column). */
+const sharedCount = (db: Q, userId: number) =>
+  db
+    .selectFrom('playlist_members as m')
+    .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('m.user_id', '=', userId);
 
 /** How many current playlists are shared with the user. */
 export async function countSharedPlaylists(db: Q, userId: number): Promise<number> {
-  const row = await db
-    .selectFrom('playlist_members as m')
-    .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('m.user_id', '=', userId)
-    .executeTakeFirst();
+  const row = await sharedCount(db, userId).executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
+/** A member's role in a playlist, and the name of the playlist's owner. */
+export interface Membership {
+  readonly role: Role;
+  readonly ownerName: string;
+}
+
 /** The user's memberships among these playlists: role and owner's name, by playlist id. */
-export async function membershipsOf(
-  db: Q,
-  userId: number,
-  ids: readonly number[],
-): Promise<Map<number, { role: 'viewer' | 'editor'; ownerName: string }>> {
+export async function membershipsOf(db: Q, userId: number, ids: readonly number[]): Promise<Map<number, Membership>> {
   if (ids.length === 0) return new Map();
   const rows = await db
     .selectFrom('playlist_members as m')

@@ -14,6 +14,7 @@ import { playlistDocument } from '../search/search-text.js';
 import { findSongsByIds, type CatalogSong } from '../songs/song.repository.js';
 import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
 import * as playlists from './playlist.repository.js';
+import type { Membership } from './playlist.repository.js';
 import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
 import type { PageQuery } from '../http/schemas.js';
 import type { NewPlaylist, Scope } from './playlist.schemas.js';
@@ -66,8 +67,7 @@ export function playlistService(
   });
 
   /** A page's answers as the caller sees them: those shared with them carry the owner's name and their role. */
-  async function asMemberSees(userId: number, found: Answers): Promise<PlaylistAnswer[]> {
-    const memberships = await playlists.membershipsOf(q, userId, found.ids);
+  function asMemberSees(found: Answers, memberships: ReadonlyMap<number, Membership>): PlaylistAnswer[] {
     return found.answers.map((answer, i) => {
       const membership = memberships.get(found.ids[i]!);
       return membership === undefined ? answer : asSeenBy(answer, membership);
@@ -201,20 +201,32 @@ export function playlistService(
           const total = found.rows[0]?.total ?? (await playlists.countPlaylists(q, userId));
           return page(found.answers, total);
         }
+        // The page's rows carry each shared playlist's role and owner, and the total: one statement.
         const found =
           scope === 'shared'
             ? await cache.page(userId, playlists.pageOfSharedPlaylists(q, userId, limit, offset))
             : await cache.page(userId, playlists.pageOfAllPlaylists(q, userId, limit, offset));
-        const shared = await playlists.countSharedPlaylists(q, userId);
-        const total = scope === 'shared' ? shared : shared + (await playlists.countPlaylists(q, userId));
-        return page(await asMemberSees(userId, found), total);
+        const memberships = new Map<number, Membership>();
+        for (const row of found.rows) {
+          if (row.role !== null && row.owner_name !== null) {
+            memberships.set(row.id, { role: row.role, ownerName: row.owner_name });
+          }
+        }
+        const first = found.rows[0];
+        const total =
+          first !== undefined
+            ? Number(first.total)
+            : (await playlists.countSharedPlaylists(q, userId)) +
+              (scope === 'all' ? await playlists.countPlaylists(q, userId) : 0);
+        return page(asMemberSees(found, memberships), total);
       }
       // One read finds the page and the total (a page past the end costs no second count).
       const found = await cache.pageOfIds(userId, async () => {
         const { ids, catalogVersion } = await search.matching(userId, words, scope);
         return { ids: ids.slice(offset, offset + limit), catalogVersion, more: ids.length };
       });
-      return page(scope === 'own' ? found.answers : await asMemberSees(userId, found), found.more);
+      if (scope === 'own') return page(found.answers, found.more);
+      return page(asMemberSees(found, await playlists.membershipsOf(q, userId, found.ids)), found.more);
     },
   };
 }

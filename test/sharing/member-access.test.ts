@@ -212,6 +212,23 @@ describeEachDatabase('a shared playlist as its members see it (%s)', (t, dialect
     expect(all.headers['x-total-count']).toBe('3');
     const rest = await get(jon, '/v3/playlist?scope=all&limit=2&offset=2');
     expect(ids(rest)).toEqual([ivys[2]!.id]);
+    expect(rest.headers['x-total-count']).toBe('3');
+    expect(rest.json<Seen[]>()[0]).toMatchObject({ owner: ivy.name, role: 'editor' });
+    for (const [past, total] of [
+      ['/v3/playlist?scope=shared&offset=5', '2'],
+      ['/v3/playlist?scope=all&offset=5', '3'],
+    ] as const) {
+      const beyond = await get(jon, past);
+      expect(beyond.json()).toEqual([]);
+      expect(beyond.headers['x-total-count']).toBe(total);
+    }
+    // A page of answers already kept is one statement: its rows carry the roles, the owners and the total.
+    for (const scope of ['shared', 'all']) {
+      const statements = t.queries.length;
+      const again = await get(jon, `/v3/playlist?scope=${scope}`);
+      expect(again.statusCode).toBe(200);
+      expect(t.queries.slice(statements).map((q) => q.sql)).toHaveLength(1);
+    }
 
     expect(ids(await get(jon, '/v3/playlist?search=sunrise'))).toEqual([jons.id]);
     expect(ids(await get(jon, '/v3/playlist?search=sunrise&scope=shared'))).toEqual([ivys[0]!.id]);
