@@ -136,8 +136,8 @@ export async function saveEdit(
 /**
  * `saveEdit` on PostgreSQL, in one statement: the entries past the new end deleted, those from the first difference
  * to the end written over (an upsert, so that the delete and the writes touch different rows whatever order they
- * run in), the row's name and version, the revision and the search document. Six round trips for an append took
- * one each (docs/benchmarks.md).
+ * run in), the row's name and version, the revision and the search document: one round trip where an append took
+ * four, and a change at the front five (docs/benchmarks.md, "Edits and members' lists in fewer statements").
  */
 async function saveEditAtOnce(
   trx: Q,
