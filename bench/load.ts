@@ -15,6 +15,11 @@ export interface BenchRequest {
 export interface LoadOptions {
   readonly connections: number;
   readonly durationSeconds: number;
+  /**
+   * Each connection sends its own share of the requests (every `connections`-th) and never another's, so that no
+   * two of them run at once: edits with `If-Match`, where the second of two at once answers 412.
+   */
+  readonly exclusive?: boolean | undefined;
 }
 
 export interface Measurement {
@@ -39,8 +44,9 @@ function percentile(sorted: Float64Array, share: number): number {
 
 /**
  * Drives `url` with the requests for a while and measures it. Each connection walks the whole list from its own
- * starting point, so that at any moment the connections ask for different users and ids. The list is built into
- * request bytes once per connection, which keeps the load generator's own cost per request low.
+ * starting point, so that at any moment the connections ask for different users and ids (or, `exclusive`, its own
+ * share of the list). The list is built into request bytes once per connection, which keeps the load generator's
+ * own cost per request low.
  */
 export async function measure(
   url: string,
@@ -55,9 +61,18 @@ export async function measure(
     connections: options.connections,
     duration: options.durationSeconds,
     setupClient(client) {
-      const offset = Math.floor((connection++ * requests.length) / options.connections);
-      const rotated = [...requests.slice(offset), ...requests.slice(0, offset)];
-      client.setRequests(rotated.map((r) => ({ ...r, headers: { ...r.headers } })));
+      const index = connection++;
+      let mine: BenchRequest[];
+      if (options.exclusive === true) {
+        mine = requests.filter((_r, i) => i % options.connections === index);
+        if (mine.length === 0) {
+          throw new Error(`${options.connections} connections need at least as many requests, not ${requests.length}`);
+        }
+      } else {
+        const offset = Math.floor((index * requests.length) / options.connections);
+        mine = [...requests.slice(offset), ...requests.slice(0, offset)];
+      }
+      client.setRequests(mine.map((r) => ({ ...r, headers: { ...r.headers } })));
     },
   });
   instance.on('response', (_client, _status, _bytes, responseTimeMs) => {

@@ -108,16 +108,22 @@ async function runScenario(
 
   console.log(`\n${scenario.name}: ${scenario.description} (${requests.length} different requests)`);
   const top = Math.max(...options.connections);
+  const { exclusive } = scenario;
+  // The baseline answers every request with the sample's answer: what a scenario learns from the service's answers
+  // (an edit's ETag) is not to be learnt from it.
+  const baselineRequests = requests.map((r) => ({ ...r, onResponse: undefined }));
   if (options.warmupSeconds > 0) {
-    for (const url of [service.url, baseline.url]) {
-      await measure(url, requests, { connections: top, durationSeconds: options.warmupSeconds });
-    }
+    const warmup = { connections: top, durationSeconds: options.warmupSeconds, exclusive };
+    scenario.beforeRun?.();
+    await measure(service.url, requests, warmup);
+    await measure(baseline.url, baselineRequests, warmup);
   }
   const levels = [];
   for (const connections of options.connections) {
-    const load = { connections, durationSeconds: options.durationSeconds };
+    const load = { connections, durationSeconds: options.durationSeconds, exclusive };
+    scenario.beforeRun?.();
     const s = await measure(service.url, requests, load);
-    const b = await measure(baseline.url, requests, load);
+    const b = await measure(baseline.url, baselineRequests, load);
     const ratio = s.rps / b.rps;
     console.log(`  ${connections} conn: service ${describe(s)} | baseline ${describe(b)} | ratio ${ratio.toFixed(3)}`);
     levels.push({ connections, service: s, baseline: b, ratio });
