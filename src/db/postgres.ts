@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { sql } from 'kysely';
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type PgModule from 'pg';
 import type { DatabaseConfig } from '../config.js';
@@ -17,6 +18,25 @@ function loadPg(): typeof PgModule {
 }
 
 /**
+ * Marks a statement of fixed text to run as a named prepared statement on PostgreSQL: written first in its SQL,
+ * `sql`${prepared('playlist-access')} SELECT …``, so that each connection has the server parse and plan it once
+ * instead of at every execution. Only for statements whose text is the same at every call (their values are all
+ * parameters, lists as arrays): the driver refuses a name used for another text. For the statements of every
+ * request, where parsing and planning were a third of the server's work (docs/benchmarks.md); a comment, which
+ * SQLite ignores.
+ */
+export const prepared = (name: string) => sql.raw(`${PREPARED_MARK}${name} */`);
+
+const PREPARED_MARK = '/* prepared: ';
+
+/** The name a statement marked with `prepared` runs under; undefined for any other statement. */
+function preparedName(text: string): string | undefined {
+  if (!text.startsWith(PREPARED_MARK)) return undefined;
+  const end = text.indexOf(' */', PREPARED_MARK.length);
+  return end === -1 ? undefined : `mixtape-${text.slice(PREPARED_MARK.length, end)}`;
+}
+
+/**
  * A connection as Kysely uses it, which remembers a fault that left it unusable (a lost socket, a read that timed
  * out while the server kept the statement) and hands it back to the pool as broken, so that the pool closes it
  * instead of lending it again. Once broken, its queries fail at once with the same error: a transaction's
@@ -32,17 +52,18 @@ class GuardedClient implements PostgresPoolClient {
   }
 
   // Kysely passes a cursor only for streamed queries, which the service does not use.
-  query<R>(sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>;
+  query<R>(text: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
   query<R>(
-    sql: string | PostgresCursor<R>,
+    text: string | PostgresCursor<R>,
     parameters?: readonly unknown[],
   ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
-    if (typeof sql !== 'string') throw new Error('streamed queries are not supported');
+    if (typeof text !== 'string') throw new Error('streamed queries are not supported');
     if (this.#broken !== undefined) return Promise.reject(this.#broken);
-    return (
-      this.#client.query(sql, (parameters ?? []) as unknown[]) as unknown as Promise<PostgresQueryResult<R>>
-    ).catch((error: unknown) => {
+    const values = (parameters ?? []) as unknown[];
+    const name = preparedName(text);
+    const query = name === undefined ? this.#client.query(text, values) : this.#client.query({ name, text, values });
+    return (query as unknown as Promise<PostgresQueryResult<R>>).catch((error: unknown) => {
       if (isConnectionBroken(error)) this.#broken = error instanceof Error ? error : new Error(String(error));
       throw error;
     });

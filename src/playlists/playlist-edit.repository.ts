@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
+import { prepared } from '../db/postgres.js';
 import type { Database, PlaylistRevisionTable } from '../db/schema.js';
 import { revisionRow } from '../history/revision.repository.js';
 import { replacePlaylistDocument } from '../search/playlist-search.js';
@@ -148,7 +149,7 @@ async function saveEditAtOnce(
   revision: Insertable<PlaylistRevisionTable>,
 ): Promise<void> {
   const r = revision;
-  await sql`
+  await sql`${prepared('playlist-edit')}
     WITH gone AS (
       DELETE FROM playlist_songs WHERE playlist_id = ${id} AND position >= ${after.songIds.length}::integer
     ), entries AS (

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
+import { prepared } from '../db/postgres.js';
 import type { Database } from '../db/schema.js';
 import { joinIds, recordDelete, recordRevision } from '../history/revision.repository.js';
 import { INSERT_CHUNK } from './playlist.rules.js';
@@ -65,7 +66,7 @@ export async function createPlaylistAtOnce(
   quota: number,
 ): Promise<number | undefined> {
   const { ownerId, name, songIds, doc, now } = playlist;
-  const result = await sql<{ id: number | string }>`
+  const result = await sql<{ id: number | string }>`${prepared('playlist-create')}
     WITH slot AS (
       UPDATE users SET playlist_count = playlist_count + 1
       WHERE id = ${ownerId} AND playlist_count < ${quota}
@@ -221,7 +222,7 @@ export async function playlistAccessRows(
 ): Promise<AccessRowOf[]> {
   const ids = pairs.map((pair) => pair.id);
   const users = pairs.map((pair) => pair.userId);
-  const { rows } = await sql<AccessRowOf>`
+  const { rows } = await sql<AccessRowOf>`${prepared('playlist-access')}
     SELECT r.id, r.user_id, p.owner_id, p.version, (SELECT version FROM catalog_version) AS catalog_version, m.role,
       o.name AS owner_name
     FROM unnest(${ids}::bigint[], ${users}::bigint[]) AS r (id, user_id)
