@@ -22,8 +22,8 @@ function loadPg(): typeof PgModule {
  * `sql`${prepared('playlist-access')} SELECT …``, so that each connection has the server parse and plan it once
  * instead of at every execution. Only for statements whose text is the same at every call (their values are all
  * parameters, lists as arrays): the driver refuses a name used for another text. For the statements of every
- * request, where parsing and planning were a third of the server's work (docs/benchmarks.md); a comment, which
- * SQLite ignores.
+ * request: prepared, the access read let a `get` be answered 46% more often a second at 16 connections
+ * (docs/benchmarks.md). A comment, which SQLite ignores.
  */
 export const prepared = (name: string) => sql.raw(`${PREPARED_MARK}${name} */`);
 

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
 import { prepared } from '../db/postgres.js';
-import type { Database } from '../db/schema.js';
+import type { Database, PlaylistMemberTable } from '../db/schema.js';
 import { joinIds, recordDelete, recordRevision } from '../history/revision.repository.js';
 import { INSERT_CHUNK } from './playlist.rules.js';
 
@@ -320,7 +320,8 @@ export function pageOfAllPlaylists(db: Q, userId: number, limit: number, offset:
     .offset(offset);
 }
 
-type Role = 'viewer' | 'editor';
+/** A member's role, as `playlist_members` holds it. */
+type Role = PlaylistMemberTable['role'];
 
 /**
  * The ids and versions of the current playlists shared with the user, through the key (member, playlist), with the
