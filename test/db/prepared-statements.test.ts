@@ -26,23 +26,26 @@ describe('statements prepared once per connection on PostgreSQL', () => {
       { onConnectionError: () => undefined },
     );
     const client = await pool.connect();
-    // What `prepared('probe')` writes first in a statement's SQL.
-    const mark = prepared('probe').toOperationNode().sqlFragments.join('');
-    expect(mark).toBe('/* prepared: probe */');
-    const marked = `${mark} SELECT $1::int + 1 AS n`;
-    const first = await client.query<{ n: number }>(marked, [1]);
-    const second = await client.query<{ n: number }>(marked, [41]);
-    expect([first.rows[0]!.n, second.rows[0]!.n]).toEqual([2, 42]);
-    await client.query('SELECT $1::int AS plain', [1]);
+    try {
+      // What `prepared('probe')` writes first in a statement's SQL.
+      const mark = prepared('probe').toOperationNode().sqlFragments.join('');
+      expect(mark).toBe('/* prepared: probe */');
+      const marked = `${mark} SELECT $1::int + 1 AS n`;
+      const first = await client.query<{ n: number }>(marked, [1]);
+      const second = await client.query<{ n: number }>(marked, [41]);
+      expect([first.rows[0]!.n, second.rows[0]!.n]).toEqual([2, 42]);
+      await client.query('SELECT $1::int AS plain', [1]);
 
-    const named = await client.query<{ name: string; statement: string }>(
-      'SELECT name, statement FROM pg_prepared_statements ORDER BY name',
-      [],
-    );
-    expect(named.rows).toEqual([{ name: 'mixtape-probe', statement: marked }]);
+      const named = await client.query<{ name: string; statement: string }>(
+        'SELECT name, statement FROM pg_prepared_statements ORDER BY name',
+        [],
+      );
+      expect(named.rows).toEqual([{ name: 'mixtape-probe', statement: marked }]);
 
-    await expect(client.query('/* prepared: probe */ SELECT 2 AS other', [])).rejects.toThrow(/probe/);
-    client.release();
-    await pool.end();
+      await expect(client.query('/* prepared: probe */ SELECT 2 AS other', [])).rejects.toThrow(/probe/);
+    } finally {
+      client.release();
+      await pool.end();
+    }
   });
 });
