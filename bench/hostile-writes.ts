@@ -12,12 +12,7 @@
  * it was due. `npm run bench -- --only hostile-writes [--dialect postgres]`, or alone with
  * `npx tsx bench/hostile-writes.ts [--dialect sqlite|postgres] [--duration S]`.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { newDatabase } from './hostile-search.js';
-import { addUser, auth, heavyLoad, post, victimLoad, type VictimLatency } from './neighbours.js';
-import { startService } from './service.js';
+import { auth, heavyLoad, post, victimLoad, type VictimLatency, idOf, withHostileService } from './neighbours.js';
 import { runStandalone } from './standalone.js';
 
 const CONNECTIONS = 50;
@@ -49,11 +44,6 @@ const songIds = (reversed: boolean) => {
   return reversed ? ids.reverse() : ids;
 };
 
-async function idOf(response: Response): Promise<number> {
-  if (response.status !== 200) throw new Error(`create: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { id: number }).id;
-}
-
 /** Runs the phases on a service of its own; the service must be built (dist/). */
 export async function measureHostileWrites(
   dialect: 'sqlite' | 'postgres',
@@ -61,55 +51,37 @@ export async function measureHostileWrites(
   durationSeconds: number,
   logDir: string,
 ): Promise<HostileWritesResults> {
-  const database = await newDatabase(dialect, pgUrl, 'hostile-writes');
-  try {
-    for (const name of ['bob', 'eve']) addUser(database.url, name);
-    mkdirSync(logDir, { recursive: true });
-    const service = await startService({
-      databaseUrl: database.url,
-      logFile: join(logDir, `service-hostile-writes-${dialect}.log`),
-      settings: { LOG_LEVEL: 'info', MIXTAPE_PLAYLISTS_PER_USER: '1000000' },
-      profile: false,
-      cpu: 0,
-    });
-    spawnSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
-    try {
-      const { url } = service;
-      const mine = await idOf(await post(url, 'bob', 'mine', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
-      const long = await idOf(await post(url, 'eve', 'long', songIds(false)));
-      const small = await idOf(await post(url, 'eve', 'small', [1, 2, 3]));
+  return withHostileService('hostile-writes', dialect, pgUrl, logDir, ['bob', 'eve'], async (url) => {
+    const mine = await idOf(await post(url, 'bob', 'mine', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+    const long = await idOf(await post(url, 'eve', 'long', songIds(false)));
+    const small = await idOf(await post(url, 'eve', 'small', [1, 2, 3]));
 
-      const phases: WritesPhase[] = [];
-      const phase = async (description: string, hostile: ((n: number) => Promise<Response>) | undefined) => {
-        const [reads, creates, load] = await Promise.all([
-          victimLoad(url, [`/v3/playlist/${mine}`], durationSeconds, 'bob', 50),
-          victimLoad(url, ['/v3/playlist'], durationSeconds, 'bob', 10, JSON.stringify({ name: 'b', songIds: [7] })),
-          hostile === undefined
-            ? Promise.resolve({ heavyRps: 0, heavyStatuses: {} })
-            : heavyLoad(CONNECTIONS, durationSeconds, hostile),
-        ]);
-        phases.push({ description, reads, creates, hostileRps: load.heavyRps, hostileStatuses: load.heavyStatuses });
-      };
-      await phase('quiet', undefined);
-      await phase(`long edits: ${CONNECTIONS} connections, merge patches of ${SONGS} songs`, (n) =>
-        patch(url, long, { songIds: songIds(n % 2 === 1) }),
-      );
-      await phase(`renames: ${CONNECTIONS} connections rename one playlist`, (n) =>
-        patch(url, small, { name: `rename ${n}` }),
-      );
-      await phase(`creates and deletes: ${CONNECTIONS} connections`, async (n) => {
-        const created = await post(url, 'eve', `c${n}`, [1, 2]);
-        if (created.status !== 200) return created;
-        const id = await idOf(created);
-        return fetch(`${url}/v3/playlist/${id}`, { method: 'DELETE', headers: auth('eve') });
-      });
-      return { dialect, durationSeconds, phases };
-    } finally {
-      await service.stop();
-    }
-  } finally {
-    await database.drop();
-  }
+    const phases: WritesPhase[] = [];
+    const phase = async (description: string, hostile: ((n: number) => Promise<Response>) | undefined) => {
+      const [reads, creates, load] = await Promise.all([
+        victimLoad(url, [`/v3/playlist/${mine}`], durationSeconds, 'bob', 50),
+        victimLoad(url, ['/v3/playlist'], durationSeconds, 'bob', 10, JSON.stringify({ name: 'b', songIds: [7] })),
+        hostile === undefined
+          ? Promise.resolve({ heavyRps: 0, heavyStatuses: {} })
+          : heavyLoad(CONNECTIONS, durationSeconds, hostile),
+      ]);
+      phases.push({ description, reads, creates, hostileRps: load.heavyRps, hostileStatuses: load.heavyStatuses });
+    };
+    await phase('quiet', undefined);
+    await phase(`long edits: ${CONNECTIONS} connections, merge patches of ${SONGS} songs`, (n) =>
+      patch(url, long, { songIds: songIds(n % 2 === 1) }),
+    );
+    await phase(`renames: ${CONNECTIONS} connections rename one playlist`, (n) =>
+      patch(url, small, { name: `rename ${n}` }),
+    );
+    await phase(`creates and deletes: ${CONNECTIONS} connections`, async (n) => {
+      const created = await post(url, 'eve', `c${n}`, [1, 2]);
+      if (created.status !== 200) return created;
+      const id = await idOf(created);
+      return fetch(`${url}/v3/playlist/${id}`, { method: 'DELETE', headers: auth('eve') });
+    });
+    return { dialect, durationSeconds, phases };
+  });
 }
 
 export function formatHostileWrites(results: HostileWritesResults): string {

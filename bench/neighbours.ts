@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 import { serviceEnvironment } from '../test/helpers/service-environment.js';
 import { ROOT, startService } from './service.js';
 
-const PASSWORD = 'neighbours';
+const PASSWORD = 'noisy-neighbours';
 const HEAVY_PLAYLISTS = 100;
 const HEAVY_SONGS = 1000;
 /** The steady pace of the small requests, per second. */
@@ -69,8 +69,19 @@ export function percentile(sorted: readonly number[], share: number): number {
  */
 const VICTIM = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { url, paths, seconds, pace, authorization, body } = workerData;
+const http = require('node:http');
+const { url, paths, seconds, pace, authorization, body, contentType, fresh } = workerData;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// A request on a connection of its own, as a load balancer's health check opens one.
+const onFreshConnection = (target) =>
+  new Promise((resolve, reject) => {
+    const request = http.request(target, { agent: false, headers: { authorization } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
 (async () => {
   const times = [];
   let failures = 0;
@@ -80,12 +91,16 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
     const due = start + (i * 1000) / pace;
     const wait = due - performance.now();
     if (wait > 0) await sleep(wait);
+    const target = url + paths[i % paths.length];
+    const sent = fresh
+      ? onFreshConnection(target)
+      : fetch(target, body === undefined
+          ? { headers: { authorization } }
+          : { method: 'POST', headers: { authorization, 'content-type': contentType }, body })
+          .then(async (response) => { await response.arrayBuffer(); return response; });
     pending.push(
-      fetch(url + paths[i % paths.length], body === undefined
-        ? { headers: { authorization } }
-        : { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body })
-        .then(async (response) => {
-          await response.arrayBuffer();
+      sent
+        .then((response) => {
           if (response.status !== 200) failures++;
           times.push(performance.now() - due);
         })
@@ -97,9 +112,16 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 })();
 `;
 
+export interface VictimOptions {
+  /** The body's media type when a body is sent; JSON by default. */
+  readonly contentType?: string;
+  /** Each request on a new connection (GETs only). */
+  readonly fresh?: boolean;
+}
+
 /**
  * Small GETs of these paths at `pace` a second for `seconds`, as `user` (the paths need no credential otherwise);
- * POSTs of `body` (JSON) instead when one is given.
+ * POSTs of `body` (JSON unless `options` names another type) instead when one is given.
  */
 export async function victimLoad(
   url: string,
@@ -108,10 +130,20 @@ export async function victimLoad(
   user = 'victim',
   pace = PACE,
   body?: string,
+  options: VictimOptions = {},
 ): Promise<VictimLatency> {
   const worker = new Worker(VICTIM, {
     eval: true,
-    workerData: { url, paths, seconds, pace, authorization: auth(user).authorization, body },
+    workerData: {
+      url,
+      paths,
+      seconds,
+      pace,
+      authorization: auth(user).authorization,
+      body,
+      contentType: options.contentType ?? 'application/json',
+      fresh: options.fresh === true,
+    },
   });
   const { times, failures } = await new Promise<{ times: number[]; failures: number }>((resolve, reject) => {
     worker.once('message', resolve);
@@ -126,6 +158,35 @@ export async function victimLoad(
     p50: round(percentile(times, 0.5)),
     p99: round(percentile(times, 0.99)),
     max: round(times.at(-1) ?? 0),
+  };
+}
+
+/**
+ * The service's event-loop delay as its load shedding sees it: every 500 ms, the mean delay since the last look
+ * (prom-client's `nodejs_eventloop_lag_mean_seconds`, reset at each scrape), less the monitor's 10 ms resolution.
+ * `stop()` ends the sampling and gives the samples' median and largest, in milliseconds.
+ */
+export function sampleLoopDelay(url: string, intervalMs = 500) {
+  const samples: number[] = [];
+  const state = { running: true };
+  const loop = (async () => {
+    while (state.running) {
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+      try {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        const mean = /^nodejs_eventloop_lag_mean_seconds (\S+)$/m.exec(text)?.[1];
+        if (mean !== undefined) samples.push(Math.max(0, Number(mean) * 1000 - 10));
+      } catch {
+        // A scrape that failed is no sample.
+      }
+    }
+  })();
+  return async () => {
+    state.running = false;
+    await loop;
+    samples.sort((a, b) => a - b);
+    const round = (ms: number) => Math.round(ms * 10) / 10;
+    return { p50: round(percentile(samples, 0.5)), max: round(samples.at(-1) ?? 0), samples: samples.length };
   };
 }
 
@@ -150,6 +211,47 @@ export async function heavyLoad(connections: number, seconds: number, request: (
   const started = performance.now();
   await Promise.all(Array.from({ length: connections }, (_v, c) => loop(c)));
   return { heavyRps: Math.round(answers / ((performance.now() - started) / 1000)), heavyStatuses: statuses };
+}
+
+/** The id of a playlist a create answered; throws on any other answer. */
+export async function idOf(response: Response): Promise<number> {
+  if (response.status !== 200) throw new Error(`create: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { id: number }).id;
+}
+
+/**
+ * A hostile scenario's set-up: a database of its own (`newDatabase`), these users, the built service on CPU 0 with
+ * its log in `logDir`, this process on CPU 1; `work` gets the service's URL. Everything is stopped and dropped after.
+ */
+export async function withHostileService<T>(
+  scenario: string,
+  dialect: 'sqlite' | 'postgres',
+  pgUrl: string,
+  logDir: string,
+  users: readonly string[],
+  work: (url: string) => Promise<T>,
+): Promise<T> {
+  const { newDatabase } = await import('./hostile-search.js');
+  const database = await newDatabase(dialect, pgUrl, scenario);
+  try {
+    for (const name of users) addUser(database.url, name);
+    mkdirSync(logDir, { recursive: true });
+    const service = await startService({
+      databaseUrl: database.url,
+      logFile: join(logDir, `service-${scenario}-${dialect}.log`),
+      settings: { LOG_LEVEL: 'info', MIXTAPE_PLAYLISTS_PER_USER: '1000000' },
+      profile: false,
+      cpu: 0,
+    });
+    spawnSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+    try {
+      return await work(service.url);
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    await database.drop();
+  }
 }
 
 export function addUser(databaseUrl: string, name: string): void {

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Bounded, boundedPerKey } from './bounded.js';
+import { Bounded, boundedPerKey, boundedWithShares } from './bounded.js';
 
 class Refused extends Error {}
 
@@ -255,5 +255,56 @@ describe('boundedPerKey', () => {
     await settle();
     await settle();
     expect(again.map((state) => state.outcome)).toEqual(['resolved', 'resolved']);
+  });
+});
+
+describe('isFull', () => {
+  it("tells, without taking a place, when a key's next task would be refused at once, and only for that key", async () => {
+    const run = boundedPerKey({ limit: 1, queue: 1, refuse: () => new Refused() });
+    expect(run.isFull(1)).toBe(false);
+    const [a1, a2] = ['a1', 'a2'].map(task);
+    const first = watch(run(1, a1!.run));
+    await settle();
+    // One running, the queue empty: a second task would wait, not be refused.
+    expect(run.isFull(1)).toBe(false);
+    const second = watch(run(1, a2!.run));
+    await settle();
+    expect([run.isFull(1), run.isFull(2)]).toEqual([true, false]);
+    // Asking took no place: a task of the key is refused as before, and one of another key runs.
+    const third = watch(run(1, () => Promise.resolve('a3')));
+    const other = watch(run(2, () => Promise.resolve('b1')));
+    await settle();
+    expect([third.outcome, other.outcome]).toEqual(['rejected', 'resolved']);
+
+    a1!.finish();
+    await settle();
+    expect(run.isFull(1)).toBe(false);
+    a2!.finish();
+    await settle();
+    expect([first.outcome, second.outcome]).toEqual(['resolved', 'resolved']);
+    expect(run.isFull(1)).toBe(false);
+  });
+
+  it("with shares, tells when the key's share is full, whatever the shared bound holds", async () => {
+    const run = boundedWithShares(
+      { limit: 1, queue: 8, refuse: () => new Refused() },
+      {
+        limit: 1,
+        queue: 1,
+        refuse: () => new Refused(),
+      },
+    );
+    const [a1, a2, b1] = ['a1', 'a2', 'b1'].map(task);
+    const runs = [watch(run(2, b1!.run)), watch(run(1, a1!.run)), watch(run(1, a2!.run))];
+    await settle();
+    // Key 1's first task waits in the shared bound behind key 2's: its share holds it and one more.
+    expect([a1!.started, run.isFull(1), run.isFull(2)]).toEqual([false, true, false]);
+    for (const t of [b1, a1, a2]) {
+      t!.finish();
+      await settle();
+    }
+    await settle();
+    expect(runs.map((state) => state.outcome)).toEqual(['resolved', 'resolved', 'resolved']);
+    expect(run.isFull(1)).toBe(false);
   });
 });

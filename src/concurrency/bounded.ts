@@ -42,6 +42,11 @@ export class Bounded {
     return this.#waiting.length;
   }
 
+  /** Whether a task that came now would be refused at once: every slot taken and the queue full. */
+  get full(): boolean {
+    return this.#active >= this.#options.limit && this.#waiting.length >= this.#options.queue;
+  }
+
   async run<T>(task: () => Promise<T>): Promise<T> {
     const waited = await this.#acquire();
     try {
@@ -95,11 +100,14 @@ export class Bounded {
 
 /**
  * A Bounded for each key (a user id), made when a task for that key arrives and dropped once it has nothing running
- * or waiting: the function returned runs a task under its key's bounds.
+ * or waiting: the function returned runs a task under its key's bounds. Its `isFull(key)` tells, without taking a
+ * place, whether a task of that key that came now would be refused at once, so that a caller can refuse a request
+ * before paying for what the task would need (reading its body); the answer may be stale by the time the task comes,
+ * and the task is then bounded as any other.
  */
 export function boundedPerKey(options: BoundedOptions) {
   const byKey = new Map<number, Bounded>();
-  return async <T>(key: number, task: () => Promise<T>): Promise<T> => {
+  const run = async <T>(key: number, task: () => Promise<T>): Promise<T> => {
     let bounded = byKey.get(key);
     if (bounded === undefined) {
       bounded = new Bounded(options);
@@ -112,6 +120,7 @@ export function boundedPerKey(options: BoundedOptions) {
       if (mine.active === 0 && mine.waiting === 0) byKey.delete(key);
     }
   };
+  return Object.assign(run, { isFull: (key: number): boolean => byKey.get(key)?.full ?? false });
 }
 
 export interface Share {
@@ -125,9 +134,11 @@ export interface Share {
 /**
  * A Bounded shared among keys (users): each key holds at most `share.limit` of its places, running or waiting, and
  * the rest of a key's burst waits apart, so that one user's burst makes that user's requests slow, not everyone's.
+ * Its `isFull(key)` tells whether that key's share would refuse a task now (see boundedPerKey).
  */
 export function boundedWithShares(options: BoundedOptions, share: Share) {
   const all = new Bounded(options);
   const perKey = boundedPerKey(share);
-  return <T>(key: number, task: () => Promise<T>): Promise<T> => perKey(key, () => all.run(task));
+  const run = <T>(key: number, task: () => Promise<T>): Promise<T> => perKey(key, () => all.run(task));
+  return Object.assign(run, { isFull: perKey.isFull });
 }

@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.js';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import type { PlaylistImporter } from './playlist-import.service.js';
-import { nameRule, type PlaylistWithSongs } from './playlist.schemas.js';
+import { nameRule } from './playlist.schemas.js';
 
 export interface PlaylistImportRouteDeps {
   readonly importer: PlaylistImporter;
@@ -22,6 +22,9 @@ const UNSUPPORTED =
   'credential in the security header) playlist.';
 
 const notAPlaylistFile = () => new ApiError(415, `The body is not a playlist file. ${UNSUPPORTED}`);
+// Before the file's own reader, which would say what an empty document lacks rather than that nothing came.
+const emptyBody = () =>
+  ApiError.badRequest('The request body is empty: send the playlist file (XSPF, JSPF or M3U8) as the body.');
 
 const FORMAT_NOTES: Record<FileFormat, string> = {
   xspf: 'An XSPF version 1 playlist; a DOCTYPE (and so any entity declaration) is refused.',
@@ -35,20 +38,36 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
   void app.register((scope: TypedApp, _options, done) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(ALL_TYPES, { parseAs: 'buffer' }, (_request, body, parsed) => {
+      if ((body as Buffer).length === 0) {
+        parsed(emptyBody());
+        return;
+      }
       try {
         parsed(null, decode(body as Buffer));
       } catch (failure) {
         parsed(failure as Error);
       }
     });
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, parsed) => {
-      parsed(notAPlaylistFile());
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, parsed) => {
+      parsed((body as Buffer).length === 0 ? emptyBody() : notAPlaylistFile());
     });
 
     routeWithPluralAlias(scope, {
       method: 'POST',
       url: '/v3/playlist/import',
       onRequest: authenticate,
+      // Before the body is read: an import that the user's share would refuse is refused without receiving its file
+      // (the handler's import is still bounded, as the share may fill meanwhile). The answer closes the connection:
+      // kept alive, Node would go on reading the rest of the body, up to the request timeout, only to drop it.
+      preParsing: (request, reply, _payload, done) => {
+        const refusal = importer.overShare(request.caller.userId);
+        if (refusal === undefined) {
+          done();
+          return;
+        }
+        reply.header('connection', 'close');
+        done(refusal);
+      },
       schema: {
         operationId: 'importplaylist',
         summary: 'Import a playlist file',
@@ -100,6 +119,7 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
       },
       handler: async (request, reply) => {
         const text = request.body;
+        if (text === undefined || text === '') throw emptyBody();
         const format = importFormat(request.mediaType, typeof text === 'string' ? text : '');
         if (format === undefined || typeof text !== 'string') {
           throw notAPlaylistFile();
@@ -107,10 +127,7 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
         const { name, unmatched } = request.query;
         const answer = await importer.import(request.caller.userId, format, text, { name, unmatched });
         // Through the response schema's serializer, as every JSON answer that is not kept ready in bytes.
-        const playlist = JSON.parse(answer.playlist.body.toString('utf8')) as PlaylistWithSongs;
-        return reply
-          .header('location', `/v3/playlist/${answer.playlist.id}`)
-          .send({ playlist, unmatched: answer.unmatched });
+        return reply.header('location', `/v3/playlist/${answer.playlist.id}`).send(answer);
       },
     });
     done();

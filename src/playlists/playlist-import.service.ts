@@ -1,15 +1,18 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { boundedWithShares } from '../concurrency/bounded.js';
 import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
-import { READERS, type FileFormat } from '../formats/formats.js';
+import { readCatalogVersion } from '../db/playlist-changes.js';
+import type { FileFormat } from '../formats/formats.js';
 import { songIdMatcher } from '../formats/links.js';
-import { UnreadablePlaylist, type ImportPlaylist, type ImportTrack } from '../formats/playlist-format.js';
+import type { ImportPlaylist, ImportTrack } from '../formats/playlist-format.js';
 import { cleanText } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
 import { characterCount, normaliseText } from '../search/search-text.js';
+import { readFile as readPlaylistFile, type NormalisedTrack } from '../workers/tasks.js';
+import type { WorkerPool } from '../workers/worker-pool.js';
 import { findSongsByIds, findSongsByNormalisedTitles, type CatalogSong } from '../songs/song.repository.js';
-import type { PlaylistAnswer } from './playlist.answers.js';
-import type { UnmatchedTrack } from './playlist.schemas.js';
+import type { PlaylistWithSongs, UnmatchedTrack } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
 
 export interface ImportOptions {
@@ -20,9 +23,13 @@ export interface ImportOptions {
 }
 
 export interface ImportAnswer {
-  readonly playlist: PlaylistAnswer & { id: number };
+  readonly playlist: PlaylistWithSongs;
   readonly unmatched: UnmatchedTrack[];
 }
+
+/** Files read on the event loop up to this size (see readFile). */
+const INLINE_CHARS = 64 * 1024;
+const INLINE_XSPF_CHARS = 512;
 
 /** A user's large requests of one kind that wait apart for their turn; one more is refused with 429. */
 const PER_USER_WAITING = 32;
@@ -42,7 +49,13 @@ const describe = (track: UnmatchedTrack): string => {
  * the same once normalised as search normalises text (case, accents, compatibility forms, spaces), preferring one
  * whose album is the same too when the track gives one; among equals, the lowest song id.
  */
-export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistService, locationTemplate: string) {
+export function playlistImporter(
+  db: Db,
+  limits: Limits,
+  playlists: PlaylistService,
+  locationTemplate: string,
+  workers: WorkerPool,
+) {
   const songIdOf = songIdMatcher(locationTemplate);
   // Matching by title reads the catalog: a few imports at a time, one of them (running or waiting) a user's; the rest
   // of a user's burst waits apart.
@@ -53,8 +66,11 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
     { limit: 1, queue: PER_USER_WAITING, refuse: yours },
   );
 
-  /** The catalog song each track matches, or undefined. */
-  async function match(tracks: readonly ImportTrack[]): Promise<(CatalogSong | undefined)[]> {
+  /** The catalog song each track matches, or undefined; `normalised` is each track's text as search compares it. */
+  async function match(
+    tracks: readonly ImportTrack[],
+    normalised: readonly NormalisedTrack[],
+  ): Promise<(CatalogSong | undefined)[]> {
     const named = tracks.map((track) => track.identifiers.map(songIdOf));
     const known = new Map(
       (
@@ -69,13 +85,7 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
     );
 
     const wanted = tracks.map((track, i) =>
-      byId[i] === undefined && track.title !== undefined && track.artist !== undefined
-        ? {
-            title: normaliseText(track.title),
-            artist: normaliseText(track.artist),
-            album: track.album === undefined ? '' : normaliseText(track.album),
-          }
-        : undefined,
+      byId[i] === undefined && track.title !== undefined && track.artist !== undefined ? normalised[i] : undefined,
     );
     const rows = await findSongsByNormalisedTitles(
       db.kysely,
@@ -97,13 +107,25 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
     });
   }
 
-  function readFile(format: FileFormat, text: string): ImportPlaylist {
-    try {
-      return READERS[format](text, { tracks: limits.songsMax });
-    } catch (error) {
-      if (error instanceof UnreadablePlaylist) throw ApiError.badRequest(error.message);
-      throw error;
+  /**
+   * The file read, and its tracks' text normalised, where it costs the event loop least (bench/file-reading.ts,
+   * docs/benchmarks.md): an XSPF file on a worker thread, as its XML reader costs more than the round trip from
+   * the smallest files on; JSPF and M3U8 on the event loop up to 64 KiB, as a round trip (the tracks cloned back)
+   * costs more than reading them, and on a thread past that.
+   */
+  async function readFile(format: FileFormat, text: string) {
+    const input = { format, text, tracks: limits.songsMax };
+    const onThread = format === 'xspf' ? text.length > INLINE_XSPF_CHARS : text.length > INLINE_CHARS;
+    let read;
+    if (onThread) {
+      read = await workers.run('readFile', input);
+    } else {
+      // A turn first, so that a burst of one user's files waits in their share instead of running back to back.
+      await nextTurn();
+      read = readPlaylistFile(input);
     }
+    if ('unreadable' in read) throw ApiError.badRequest(read.unreadable);
+    return read;
   }
 
   function nameOf(file: ImportPlaylist, name: string | undefined): string {
@@ -119,13 +141,24 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
   }
 
   return {
+    /**
+     * The 429 that the user's share of imports would answer now (one import in progress and as many waiting as it
+     * holds), or undefined, so that the route refuses such an import before reading its body. Only a saving: the
+     * share may fill between this and the import, which the share then refuses as ever.
+     */
+    overShare(userId: number): ApiError | undefined {
+      return imports.isFull(userId) ? yours() : undefined;
+    },
+
     /** Reads the file, matches its tracks and creates the playlist; 400 for a file that cannot be read. */
     async import(userId: number, format: FileFormat, text: string, options: ImportOptions): Promise<ImportAnswer> {
-      // Reading the file takes the event loop too (milliseconds for a thousand tracks): it waits its turn as well.
-      const { file, name, songs } = await imports(userId, async () => {
-        const read = readFile(format, text);
-        const named = nameOf(read, options.name);
-        return { file: read, name: named, songs: await match(read.tracks) };
+      // The file is read on a worker thread, but within the user's share: a burst of one user's files waits apart.
+      const { file, name, catalogVersion, songs } = await imports(userId, async () => {
+        const read = await readFile(format, text);
+        const named = nameOf(read.file, options.name);
+        // Read before the songs: the created playlist's answer is labelled with it.
+        const catalogVersion = await readCatalogVersion(db.kysely);
+        return { file: read.file, name: named, catalogVersion, songs: await match(read.file.tracks, read.normalised) };
       });
       const unmatched: UnmatchedTrack[] = [];
       songs.forEach((song, i) => {
@@ -149,8 +182,10 @@ export function playlistImporter(db: Db, limits: Limits, playlists: PlaylistServ
       }
       const matched = songs.filter((song) => song !== undefined);
       // The songs were read to match them: the create takes them as they are.
-      const playlist = await playlists.create(userId, { name, songIds: matched.map((song) => song.id) }, matched);
-      return { playlist, unmatched };
+      const songIds = matched.map((song) => song.id);
+      const { id } = await playlists.create(userId, { name, songIds }, { songs: matched, catalogVersion });
+      const songsAnswered = matched.map((song) => ({ id: song.id, title: song.title, artist: song.artist }));
+      return { playlist: { id, name, songs: songsAnswered }, unmatched };
     },
   };
 }
