@@ -1,178 +1,189 @@
 #!/usr/bin/env node
 // First: it exits on an unsupported Node.js before the other modules load.
 import './node-version.js';
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { openDatabase, type Db } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
-import { printableName } from './users/user-name.js';
-import { askNewPassword } from './users/password-prompt.js';
-import { UserError, userService } from './users/user.service.js';
-import { CatalogFileError, importCatalogPath } from './catalog/catalog-files.js';
-import { StartError } from './startup.js';
-import { deletedPlaylists, HistoryCommandError, restorePlaylist } from './history/history.cli.js';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, type Help } from 'commander';
+import { PASSWORD_MIN_LENGTH } from './users/password-rule.js';
 
-const USER_USAGE = `  user add NAME [--password-stdin]   create a user; prompts for the password, or reads a line from stdin
-  user passwd NAME [--password-stdin]
-  user remove NAME                   remove a user and their playlists
-  user list`;
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
-const USAGE = `Usage: mixtape <command>
+/** The commands' work, loaded once a command runs: `--help`, the version and a mistake load, open and change nothing. */
+const actions = () => import('./cli-actions.js');
 
-  serve                              run the service (npm start)
-  migrate                            bring the database schema up to date
-${USER_USAGE}
-  playlist deleted USER              list a user's deleted playlists that can be restored
-  playlist restore ID [--version N]  restore a playlist for its owner: a deleted one as it was deleted, or version N
-  catalog import PATH                import songs from a CSV, JSON or JSON Lines file, or a folder of audio files
-
-Settings come from the environment (PORT, HOST, DATABASE_URL, LOG_LEVEL, ...); see README.md.`;
-
-class UsageError extends Error {}
-
-async function readPassword(fromStdin: boolean): Promise<string> {
-  if (fromStdin) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return (Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0] ?? '').trimEnd();
-  }
-  if (!process.stdin.isTTY) throw new UsageError('No terminal to ask for the password: use --password-stdin.');
-  const { default: password } = await import('@inquirer/password');
-  return askNewPassword(
-    (message) => password({ message, mask: '*' }),
-    (line) => {
-      console.error(line);
-    },
-  );
+function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number) || number < 1)
+    throw new InvalidArgumentError('It must be a whole number from 1 up.');
+  return number;
 }
 
-async function withDb<T>(config: Config, work: (db: Db) => Promise<T>): Promise<T> {
-  const db = openDatabase(config.database);
-  try {
-    await migrateToLatest(db);
-    return await work(db);
-  } finally {
-    await db.close();
-  }
+const PASSWORD_STDIN = 'read the password from the first line of stdin instead of asking for it twice';
+
+function userCommands(user: Command): void {
+  user
+    .command('add')
+    .usage('NAME [--password-stdin]')
+    .description(
+      `create a user; asks for the password twice, or reads one line from stdin (at least ${PASSWORD_MIN_LENGTH} characters)`,
+    )
+    .argument('<NAME>', "the user's name: 1 to 64 characters, no ':' and no spaces")
+    .option('--password-stdin', PASSWORD_STDIN)
+    .action(async (name: string, options: { passwordStdin?: true }) => {
+      await (await actions()).userAdd(name, options.passwordStdin === true);
+    });
+  user
+    .command('passwd')
+    .usage('NAME [--password-stdin]')
+    .description(
+      `change a user's password (at least ${PASSWORD_MIN_LENGTH} characters); running instances take it within 5 s`,
+    )
+    .argument('<NAME>', "the user's name")
+    .option('--password-stdin', PASSWORD_STDIN)
+    .action(async (name: string, options: { passwordStdin?: true }) => {
+      await (await actions()).userPasswd(name, options.passwordStdin === true);
+    });
+  user
+    .command('remove')
+    .usage('NAME')
+    .description('remove a user and their playlists')
+    .argument('<NAME>', "the user's name")
+    .action(async (name: string) => {
+      await (await actions()).userRemove(name);
+    });
+  user
+    .command('list')
+    .description('list the users, with how many playlists each has')
+    .action(async () => {
+      await (await actions()).userList();
+    });
 }
 
-async function userCommand(config: Config, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { 'password-stdin': { type: 'boolean', default: false } },
-  });
-  const [action, name] = positionals;
-  if (action === 'list') {
-    const users = await withDb(config, (db) => userService(db).list());
-    for (const u of users)
-      console.log(
-        `${printableName(u.name)}\t${u.playlist_count} playlists\tsince ${new Date(u.created_at).toISOString()}`,
+function playlistCommands(playlist: Command): void {
+  playlist
+    .command('deleted')
+    .usage('USER')
+    .description("list a user's deleted playlists that can be restored")
+    .argument('<USER>', "the owner's name")
+    .action(async (owner: string) => {
+      await (await actions()).playlistDeleted(owner);
+    });
+  playlist
+    .command('restore')
+    .usage('ID [--version N]')
+    .description('restore a playlist for its owner: a deleted one as it was deleted, or version N')
+    .argument('<ID>', "the playlist's id", positiveInteger)
+    .option('--version <N>', 'the version to bring back (default: the last before the delete)', positiveInteger)
+    .action(async (id: number, options: { version?: number }) => {
+      await (await actions()).playlistRestore(id, options.version);
+    });
+}
+
+/** The names from the program down to `command`: `user add`, or `mixtape user add` with the program's. */
+function commandPath(command: Command, withProgram = false): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c !== null; c = c.parent) {
+    if (c.parent !== null || withProgram) names.unshift(c.name());
+  }
+  return names.join(' ');
+}
+
+/** The commands that do something, below this one: a group's help lists `user add NAME …`, not `add`. */
+const leafCommands = (command: Command): Command[] =>
+  command.commands.flatMap((sub) => (sub.commands.length > 0 ? leafCommands(sub) : [sub]));
+
+/** What follows a command's name; `[options]` is commander's word for a command whose only option is --help. */
+const usage = (command: Command): string => (command.usage() === '[options]' ? '' : ` ${command.usage()}`);
+
+const HELP: Partial<Help> = {
+  visibleCommands: leafCommands,
+  subcommandTerm: (command) => `${commandPath(command)}${usage(command)}`,
+  commandUsage: (command) => `${commandPath(command, true)}${usage(command)}`,
+};
+
+/** Every command answers `--help`; a mistake is one line, then the command's help, and exits 2 (see `main`). */
+function buildProgram(): Command {
+  const program = new Command('mixtape')
+    .usage('<command>')
+    .description('Mixtape, a music playlist service: run it, and manage its users, playlists and catalog.')
+    .version(version, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'print this help')
+    .helpCommand('help [COMMAND]', "print a command's help")
+    // `--version` after a command is that command's (playlist restore --version N), not the program's.
+    .enablePositionalOptions()
+    .exitOverride()
+    .addHelpText(
+      'after',
+      '\nSettings come from the environment (PORT, HOST, DATABASE_URL, LOG_LEVEL, ...); see docs/operations.md.',
+    );
+  program
+    .command('serve')
+    .description('migrate, seed and run the service (npm start); SIGTERM or SIGINT drains and stops it')
+    .action(async () => {
+      await (await actions()).serve();
+    });
+  program
+    .command('migrate')
+    .description('bring the database schema up to date')
+    .action(async () => {
+      await (await actions()).migrate();
+    });
+  userCommands(program.command('user').usage('<command>').description('manage the users who can sign in'));
+  playlistCommands(program.command('playlist').usage('<command>').description("see and restore users' playlists"));
+  program
+    .command('catalog')
+    .usage('<command>')
+    .description('the song catalog')
+    .command('import')
+    .usage('PATH')
+    .description('import songs from a CSV, JSON or JSON Lines file, or a folder of audio files')
+    .argument('<PATH>', 'the file or folder')
+    .action(async (path: string) => {
+      await (await actions()).catalogImport(path);
+    });
+
+  const configure = (command: Command): void => {
+    command.configureHelp(HELP).configureOutput({
+      // Commander's message (`error: unknown option '--x'`, a suggestion on the next line) as one line.
+      outputError: (message, write) => {
+        const line = message
+          .trim()
+          .replace(/^error: /, '')
+          .replace(/\s*\n\s*/g, ' ');
+        write(
+          `mixtape${command.parent === null ? '' : ` ${commandPath(command)}`}: ${line}\n\n${command.helpInformation()}`,
+        );
+      },
+    });
+    // Shown only when a group is called without one of its commands (commander then prints the help on stderr).
+    if (command.commands.length > 0) {
+      command.addHelpText('before', ({ error }) =>
+        !error
+          ? ''
+          : command.parent === null
+            ? 'mixtape: a command is needed.\n'
+            : `mixtape ${commandPath(command)} needs a command.\n`,
       );
-    if (users.length === 0) console.log('No users yet: mixtape user add NAME');
-    return;
-  }
-  if (action === undefined) throw new UsageError(`mixtape user needs a command:\n\n${USER_USAGE}`);
-  if (name === undefined) throw new UsageError(`mixtape user ${action} needs a user NAME.`);
-  switch (action) {
-    case 'add': {
-      const password = await readPassword(values['password-stdin']);
-      const added = await withDb(config, (db) => userService(db).add(name, password));
-      if (!added) throw new UserError(`A user named "${name}" already exists.`);
-      console.log(`User "${name}" created.`);
-      return;
     }
-    case 'passwd': {
-      const password = await readPassword(values['password-stdin']);
-      if (!(await withDb(config, (db) => userService(db).setPassword(name, password)))) {
-        throw new UserError(`No user named "${name}".`);
-      }
-      console.log(`Password of "${name}" changed; running instances take it within 5 seconds.`);
-      return;
-    }
-    case 'remove':
-      if (!(await withDb(config, (db) => userService(db).remove(name))))
-        throw new UserError(`No user named "${name}".`);
-      console.log(`User "${name}" and their playlists removed.`);
-      return;
-    default:
-      throw new UsageError(`Unknown user command "${action}".`);
-  }
+    for (const sub of command.commands) configure(sub);
+  };
+  configure(program);
+  return program;
 }
 
-async function playlistCommand(config: Config, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { version: { type: 'string' } } });
-  const [action, target] = positionals;
-  if (action === 'deleted' && target !== undefined) {
-    const deleted = await withDb(config, (db) => deletedPlaylists(db, target));
-    for (const p of deleted) {
-      const restore = p.restorable === undefined ? 'history no longer kept' : `mixtape playlist restore ${p.id}`;
-      console.log(`${p.id}\t${printableName(p.name)}\tdeleted ${new Date(p.deletedAt).toISOString()}\t${restore}`);
-    }
-    if (deleted.length === 0) console.log(`"${target}" has no deleted playlists.`);
-    return;
-  }
-  const id = Number(target);
-  const version = values.version === undefined ? undefined : Number(values.version);
-  if (action !== 'restore' || !Number.isSafeInteger(id) || id < 1 || (version !== undefined && !(version >= 1))) {
-    throw new UsageError('Usage: mixtape playlist deleted USER | mixtape playlist restore ID [--version N]');
-  }
-  const done = await withDb(config, (db) => restorePlaylist(db, config, id, version));
-  console.log(`Playlist ${id} of "${done.owner}" restored from version ${done.version}: ${done.songs} songs.`);
+async function main(argv: readonly string[]): Promise<void> {
+  await buildProgram().parseAsync(argv, { from: 'user' });
 }
 
-async function main(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  if (command === 'help' || command === '--help' || command === '-h') {
-    console.log(USAGE);
+main(process.argv.slice(2)).catch(async (error: unknown) => {
+  // Help and the version end parsing with exit code 0; every mistake in the command line ends it with 2.
+  if (error instanceof CommanderError) {
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
     return;
   }
-  // Without a command nothing was done: say what there is, and fail, so that a script notices.
-  if (command === undefined) throw new UsageError(`a command is needed.\n\n${USAGE}`);
-  const config = loadConfig();
-  switch (command) {
-    case 'serve': {
-      // Loaded only here: the HTTP stack is not needed by the other commands.
-      const { serve } = await import('./server.js');
-      await serve(config);
-      return;
-    }
-    case 'migrate': {
-      const db = openDatabase(config.database);
-      const applied = await migrateToLatest(db).finally(() => db.close());
-      console.log(applied.length === 0 ? 'The schema is up to date.' : `Applied: ${applied.join(', ')}`);
-      return;
-    }
-    case 'user':
-      await userCommand(config, rest);
-      return;
-    case 'playlist':
-      await playlistCommand(config, rest);
-      return;
-    case 'catalog': {
-      const [action, path] = rest;
-      if (action !== 'import' || path === undefined) throw new UsageError('Usage: mixtape catalog import PATH');
-      const result = await withDb(config, (db) => importCatalogPath(db, path, process.stderr));
-      console.log(
-        `Catalog import: ${result.inserted} added, ${result.updated} updated, ${result.unchanged} unchanged.`,
-      );
-      return;
-    }
-    default:
-      throw new UsageError(`Unknown command "${command}".\n\n${USAGE}`);
-  }
-}
-
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError) console.error(`mixtape: bad setting: ${error.message}`);
-  else if (
-    error instanceof UserError ||
-    error instanceof UsageError ||
-    error instanceof CatalogFileError ||
-    error instanceof HistoryCommandError ||
-    error instanceof StartError
-  ) {
-    console.error(`mixtape: ${error.message}`);
-  } else console.error('mixtape:', error);
-  process.exitCode = error instanceof UsageError ? 2 : 1;
+  const known = (await actions()).failure(error);
+  if (known === undefined) console.error('mixtape:', error);
+  else console.error(known.message);
+  process.exitCode = known?.exitCode ?? 1;
 });

@@ -6,6 +6,7 @@ import { openDatabase, type Db } from './db/database.js';
 import { describeSetupFault, isDatabaseUnavailable } from './db/faults.js';
 import { loggerOptions } from './logger.js';
 import { prepareDatabase, StartError } from './startup.js';
+import { onStopRequests } from './stop-requests.js';
 
 /** SQLite: how often the WAL is copied back into the database file, off the event loop. */
 const CHECKPOINT_INTERVAL_MS = 100;
@@ -87,9 +88,10 @@ export async function serve(config: Config): Promise<FastifyInstance> {
   }
   app.log.info({ database: config.database.dialect }, 'mixtape is ready');
 
-  // SIGTERM or SIGINT: leave the pool (readiness 503, answers with `Connection: close`) for the drain delay while
-  // still serving, then stop accepting and let in-flight requests finish within the shutdown timeout. A second
-  // signal during the delay ends the delay; one during the close exits at once.
+  // SIGTERM or SIGINT (or, when run by npm, the exit of the process that started it): leave the pool (readiness
+  // 503, answers with `Connection: close`) for the drain delay while still serving, then stop accepting and let
+  // in-flight requests finish within the shutdown timeout. A second signal during the delay ends the delay; one
+  // during the close exits at once. A copy of the same signal (see stop-requests.ts) is not a second one.
   let endDelay: (() => void) | undefined;
   const close = (signal?: NodeJS.Signals) => {
     app.log.info(signal === undefined ? {} : { signal }, 'draining in-flight requests');
@@ -138,7 +140,18 @@ export async function serve(config: Config): Promise<FastifyInstance> {
       close();
     };
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  onStopRequests(
+    (request) => {
+      if (request !== 'parent exited') {
+        stop(request);
+        return;
+      }
+      // Only ever a first request: a signal that came as well has begun the stop already.
+      if (app.shutdownPhase() !== 'serving') return;
+      app.log.info('the npm process that started mixtape has exited; stopping as on SIGTERM');
+      stop('SIGTERM');
+    },
+    { watchParent: config.stopWithParent },
+  );
   return app;
 }

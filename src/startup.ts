@@ -3,6 +3,7 @@ import { seedDemoCatalog } from './catalog/catalog.service.js';
 import type { Config } from './config.js';
 import type { Db } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { newPasswordProblem, PASSWORD_MIN_LENGTH } from './users/password-rule.js';
 import { userService } from './users/user.service.js';
 
 /** The service could not start; the message is one line for the operator. */
@@ -25,11 +26,20 @@ export async function prepareDatabase(
   const users = userService(db);
   if (config.bootstrapUser !== undefined) {
     const { name, password } = config.bootstrapUser;
-    if (await users.add(name, password)) log.info({ user: name }, 'bootstrap user created');
-    else if ((await users.hasPassword(name, password)) === false) {
+    const created = await users.add(name, password);
+    const same = created || (await users.hasPassword(name, password));
+    if (created) log.info({ user: name }, 'bootstrap user created');
+    else if (same === false) {
       log.warn(
         { user: name },
         `MIXTAPE_BOOTSTRAP_USER names the existing user "${name}" with another password: the stored password is kept (change it with: mixtape user passwd ${name})`,
+      );
+    }
+    // Warned of, not refused: a start that worked before an upgrade must not fail after it, and a first try is quick.
+    if (same === true && newPasswordProblem(password) !== undefined) {
+      log.warn(
+        { user: name },
+        `the password MIXTAPE_BOOTSTRAP_USER gives "${name}" is shorter than ${PASSWORD_MIN_LENGTH} characters, the least a new password needs (mixtape user add refuses it): enough to try the service on this machine; anywhere else, choose a longer one with: mixtape user passwd ${name}`,
       );
     }
   }

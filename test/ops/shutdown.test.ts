@@ -1,9 +1,13 @@
-import { createServer, type AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { afterAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGNAL_COPY_MS } from '../../src/stop-requests.js';
+import { isRunning, killGroup, startThroughNpm } from '../helpers/cli-process.js';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.js';
 import { killAllServers, runServeExpectingExit, startServer } from '../helpers/server-process.js';
-import { send } from '../helpers/traffic.js';
+import { eventually, send, sleep } from '../helpers/traffic.js';
 
 /**
  * SIGTERM and SIGINT drain in-flight requests, then close the database, then exit 0;
@@ -14,6 +18,7 @@ const USER = 'drain';
 const PASSWORD = 'let them finish';
 const SECURITY = `Basic ${Buffer.from(`${USER}:${PASSWORD}`, 'utf8').toString('base64')}`;
 const SONGS = Array.from({ length: 1000 }, (_, i) => (i % 240) + 1);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface Answer {
   readonly status: number;
@@ -227,6 +232,8 @@ describe('leaving the pool before stopping (MIXTAPE_DRAIN_DELAY_SECONDS)', () =>
     const server = await start(600);
     server.process.kill('SIGTERM');
     await server.waitForLog((line) => /^leaving the pool/.test(String(line.msg)));
+    // Later than a copy of the first could come (see the test below).
+    await sleep(SIGNAL_COPY_MS);
     server.process.kill('SIGTERM');
     await server.waitForLog((line) => line.msg === 'draining in-flight requests', 10_000);
     expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
@@ -238,11 +245,27 @@ describe('leaving the pool before stopping (MIXTAPE_DRAIN_DELAY_SECONDS)', () =>
     await held.continued;
     server.process.kill('SIGTERM');
     await server.waitForLog((line) => line.msg === 'draining in-flight requests');
+    await sleep(SIGNAL_COPY_MS);
     server.process.kill('SIGTERM');
     expect(await server.exited, server.output()).toEqual({ code: 1, signal: null });
     expect(server.logLines().some((line) => line.msg === 'a second signal while closing; exiting now')).toBe(true);
     held.finish();
     await held.answer.catch(() => undefined);
+  }, 60_000);
+
+  it('a copy of the signal that comes at once, as Ctrl-C sends one to npm and one to the service, is not a second signal', async () => {
+    const server = await start(0);
+    const held = holdRequest(server.url, 'POST', '/v3/playlist', JSON.stringify({ name: 'Held', songIds: [1] }));
+    await held.continued;
+    server.process.kill('SIGINT');
+    // npm passes its copy on a few milliseconds after the terminal's: apart, not merged into one by the kernel.
+    await sleep(20);
+    server.process.kill('SIGINT');
+    await server.waitForLog((line) => line.msg === 'draining in-flight requests');
+    held.finish();
+    expect((await held.answer).status).toBe(200);
+    expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
+    expect(server.logLines().some((line) => line.msg === 'a second signal while closing; exiting now')).toBe(false);
   }, 60_000);
 });
 
@@ -346,4 +369,120 @@ describe('`serve` says in one line what stops it, and what the operator should k
     expect(third.logLines().some((line) => /no users yet/.test(String(line.msg)))).toBe(false);
     expect(await third.stop()).toEqual({ code: 0, signal: null });
   }, 60_000);
+
+  it('says plainly what is rate limited, and warns when the bootstrap password is shorter than a new one may be', async () => {
+    const database = await newDatabase('sqlite');
+    const short = await startServer({ databaseUrl: database.url, bootstrapUser: 'kim:right horse' });
+    try {
+      expect(short.logLines()[0]?.msg).toBe(
+        'no rate limit on API requests (MIXTAPE_RATE_LIMIT is 0); requests to shared playlists (/s/…) are limited ' +
+          'per client address, counted by each instance on its own (set REDIS_URL to count across instances)',
+      );
+      const warning = await short.waitForLog((line) => /MIXTAPE_BOOTSTRAP_USER/.test(String(line.msg)));
+      expect(warning.level).toBe(40);
+      expect(warning.msg).toBe(
+        'the password MIXTAPE_BOOTSTRAP_USER gives "kim" is shorter than 12 characters, the least a new password ' +
+          'needs (mixtape user add refuses it): enough to try the service on this machine; anywhere else, choose a ' +
+          'longer one with: mixtape user passwd kim',
+      );
+      expect(short.output()).not.toContain('right horse');
+      // Taken all the same: kim signs in with it.
+      const security = `Basic ${Buffer.from('kim:right horse').toString('base64')}`;
+      expect((await fetch(`${short.url}/v3/playlist`, { headers: { security } })).status).toBe(200);
+    } finally {
+      expect(await short.stop()).toEqual({ code: 0, signal: null });
+    }
+    const long = await startServer({ databaseUrl: database.url, bootstrapUser: 'lea:a long enough password' });
+    expect(long.logLines().some((line) => line.msg === 'bootstrap user created')).toBe(true);
+    expect(long.logLines().some((line) => /shorter than/.test(String(line.msg)))).toBe(false);
+    expect(await long.stop()).toEqual({ code: 0, signal: null });
+  }, 60_000);
+});
+
+/** Runs `npm run build` in the checkout, as `npm start` does first; its exit code, or null when killed at the bound. */
+function build(timeoutMs: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', () => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+/** Whether nothing accepts a connection at the service's address any more. */
+function portClosed(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.setTimeout(5000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => {
+      resolve(true);
+    });
+  });
+}
+
+describe('SIGTERM to npm, as a supervisor sends it, stops the service started as README says', () => {
+  const databases: TestDatabase[] = [];
+
+  // `npm start` builds first (prestart); here the build is done once, and `--ignore-scripts` skips it below.
+  beforeAll(async () => {
+    expect(await build(240_000)).toBe(0);
+  }, 250_000);
+
+  afterAll(async () => {
+    for (const database of databases) await database.drop();
+  });
+
+  it.each([
+    ['npm start', 'npm', ['start', '--ignore-scripts']],
+    ['npx mixtape serve', 'npx', ['mixtape', 'serve']],
+  ] as const)(
+    '%s: the service drains, closes the database and exits, and its port closes',
+    async (_, command, args) => {
+      const database = await createTestDatabase('sqlite');
+      databases.push(database);
+      const started = await startThroughNpm(command, args, {
+        DATABASE_URL: database.url,
+        MIXTAPE_BOOTSTRAP_USER: `${USER}:${PASSWORD}`,
+      });
+      try {
+        expect(started.servicePid).not.toBe(started.npm.pid);
+        const held = holdRequest(started.url, 'GET', '/v3/playlist?limit=1');
+        await held.continued;
+
+        // To npm alone, as `kill PID`, `docker stop` or an orchestrator sends it: not to its process group.
+        started.npm.kill('SIGTERM');
+        await started.waitForLog((line) => line.msg === 'draining in-flight requests', 10_000);
+        held.finish();
+        expect((await held.answer).status).toBe(200);
+
+        const gone = await eventually(() => Promise.resolve(!isRunning(started.servicePid)), 30_000);
+        expect(gone, started.output()).toBe(true);
+        expect(await portClosed(started.url)).toBe(true);
+        await started.waitForLog((line) => line.msg === 'stopped', 10_000);
+        expect(started.output()).not.toMatch(/a second signal|shutdown failed|did not finish/);
+        const npmExit = await Promise.race([started.npmExited, sleep(30_000).then(() => 'still running')]);
+        // npm start waits for the service and exits with its code; npx ends as the signal ended the shell it ran.
+        if (command === 'npm') expect(npmExit).toEqual({ code: 0, signal: null });
+        else expect(npmExit).not.toBe('still running');
+      } finally {
+        if (isRunning(started.servicePid)) process.kill(started.servicePid, 'SIGKILL');
+        killGroup(started.npm, 'SIGKILL');
+      }
+    },
+    180_000,
+  );
 });
