@@ -2,6 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
+  it('stops with its parent only when run by npm (npm start, npx), which sets npm_lifecycle_event', () => {
+    expect(loadConfig({}).stopWithParent).toBe(false);
+    expect(loadConfig({ npm_lifecycle_event: 'start' }).stopWithParent).toBe(true);
+    expect(loadConfig({ npm_lifecycle_event: 'npx' }).stopWithParent).toBe(true);
+  });
+
   it('has the documented defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({

@@ -3,6 +3,7 @@
  * Nothing else in the code base reads `process.env`.
  */
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 
 /** How long the service waits for its database, whichever it is. */
 export interface DatabaseTimeouts {
@@ -34,7 +35,7 @@ export interface Limits {
   readonly playlistsPerUser: number;
   /** Live (not expired) share links a playlist may have at once. */
   readonly linksMax: number;
-  /** Members of one playlist besides its owner (section 12). */
+  /** Members of one playlist besides its owner (docs/api.md, Sharing a playlist). */
   readonly membersMax: number;
 }
 
@@ -101,6 +102,25 @@ export interface SearchSettings {
   readonly concurrency: number;
 }
 
+/** The threads that read playlist files and compute diffs off the event loop, and how many tasks may wait for them. */
+export interface WorkerSettings {
+  readonly threads: number;
+  /** Tasks waiting for a free thread, across all users; one more answers 503. */
+  readonly queue: number;
+}
+
+/**
+ * When the instance refuses new costly requests (imports, edits, diffs, searches, covers, creates) with 503 and
+ * `Retry-After`, because its event loop has fallen behind; 0 switches a measure off. Health checks and reads of
+ * single playlists are always answered.
+ */
+export interface LoadSheddingSettings {
+  /** The event loop's delay, in milliseconds, past which costly requests are refused. */
+  readonly maxEventLoopDelayMs: number;
+  /** The share of time the event loop was busy (0 to 1) past which costly requests are refused. */
+  readonly maxEventLoopUtilization: number;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -117,6 +137,8 @@ export interface Config {
   readonly historyDays: number;
   /** How long one search may read the caller's playlists, and how many searches read at once. */
   readonly search: SearchSettings;
+  readonly workers: WorkerSettings;
+  readonly loadShedding: LoadSheddingSettings;
   readonly server: ServerConfig;
   /** Requests per minute per client address; 0 switches general rate limiting off. */
   readonly rateLimitPerMinute: number;
@@ -140,6 +162,11 @@ export interface Config {
   readonly drainDelayMs: number;
   /** Once it stops accepting, how long in-flight requests have to finish before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
+  /**
+   * Run by npm (`npm start`, `npx mixtape serve`: npm sets `npm_lifecycle_event`): the service also stops, as on
+   * SIGTERM, once the process that started it has exited, because the shell npm starts does not pass SIGTERM on.
+   */
+  readonly stopWithParent: boolean;
   /** Playlist files (XSPF, JSPF, M3U8): the addresses they carry. */
   readonly exports: ExportConfig;
   /** The bearer token `/metrics` needs; undefined leaves it open, as Prometheus expects by default. */
@@ -222,6 +249,15 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: read.int('MIXTAPE_SEARCH_TIMEOUT_MS', 2000, 10, 600_000),
       concurrency: read.int('MIXTAPE_SEARCH_CONCURRENCY', 4, 1, 256),
     },
+    workers: {
+      // One core is the event loop's; the threads take the others, at most four (one on a machine of one or two).
+      threads: read.int('MIXTAPE_WORKER_THREADS', Math.min(4, Math.max(1, availableParallelism() - 1)), 1, 256),
+      queue: read.int('MIXTAPE_WORKER_QUEUE', 64, 0, 100_000),
+    },
+    loadShedding: {
+      maxEventLoopDelayMs: read.int('MIXTAPE_MAX_EVENT_LOOP_DELAY_MS', 200, 0, 600_000),
+      maxEventLoopUtilization: read.int('MIXTAPE_MAX_EVENT_LOOP_UTILIZATION_PERCENT', 0, 0, 100) / 100,
+    },
     server: {
       requestTimeoutMs: read.int('MIXTAPE_REQUEST_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
       headersTimeoutMs: read.int('MIXTAPE_HEADERS_TIMEOUT_SECONDS', 10, 1, 3600) * 1000,
@@ -237,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: parseTrustProxy(env.MIXTAPE_TRUST_PROXY),
     drainDelayMs: read.int('MIXTAPE_DRAIN_DELAY_SECONDS', 0, 0, 3600) * 1000,
     shutdownTimeoutMs: read.int('MIXTAPE_SHUTDOWN_TIMEOUT_SECONDS', 10, 0, 3600) * 1000,
+    stopWithParent: env.npm_lifecycle_event !== undefined,
     exports: {
       publicUrl: parsePublicUrl(env.MIXTAPE_PUBLIC_URL),
       locationTemplate: parseLocationTemplate(read.string('MIXTAPE_PLAYLIST_LOCATION', DEFAULT_LOCATION)),

@@ -47,6 +47,27 @@ describe('Authenticator', () => {
     expect(await status(auth.authenticate(header('ada', 'second'), '10.0.0.1'))).toBe(200);
   });
 
+  it('answers a verified token from the cache, in either header, and nothing it has not verified', async () => {
+    await userService(db).add('cached-cy', 'cy-password');
+    const auth = new Authenticator(db, config.auth, now);
+    const token = Buffer.from('cached-cy:cy-password').toString('base64');
+    expect(auth.cachedCaller({ security: `Basic ${token}` }, '10.0.0.9')).toBeUndefined();
+    expect(await status(auth.authenticate({ security: `Basic ${token}` }, '10.0.0.9'))).toBe(200);
+    expect(auth.cachedCaller({ security: token }, '10.0.0.9')).toMatchObject({ name: 'cached-cy', source: 'security' });
+    expect(auth.cachedCaller({ authorization: `basic  ${token} ` }, '10.0.0.9')).toMatchObject({
+      name: 'cached-cy',
+      source: 'authorization',
+    });
+    // A wrong password, and a security header that is not Basic at all.
+    const wrong = Buffer.from('cached-cy:cy-passworc').toString('base64');
+    expect(auth.cachedCaller({ security: wrong }, '10.0.0.9')).toBeUndefined();
+    expect(auth.cachedCaller({ security: `Bearer ${token}` }, '10.0.0.9')).toBeUndefined();
+    // security wins over Authorization, as in readCredential, even when only Authorization is verified.
+    expect(auth.cachedCaller({ security: wrong, authorization: `Basic ${token}` }, '10.0.0.9')).toBeUndefined();
+    clock += config.auth.recheckMs;
+    expect(auth.cachedCaller({ security: token }, '10.0.0.9')).toBeUndefined();
+  });
+
   it('counts failures per address and name, per address, and per name, over a window that expires', async () => {
     const throttle = { ...config.auth.throttle, perAddressAndName: 2, perAddress: 3, perName: 4, windowMs: 60_000 };
     const auth = new Authenticator(db, { ...config.auth, throttle }, now);

@@ -6,7 +6,7 @@ import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { UserError, userName } from '../users/user-name.js';
 import { findUserById, findUserByName } from '../users/user.repository.js';
-import { readCredential } from './credential.js';
+import { credentialToken, readCredential } from './credential.js';
 import { HmacKey } from './hmac.js';
 import { hashPassword, verifyPassword } from './password.js';
 import { SignInThrottle, type Attempt } from './throttle.js';
@@ -38,8 +38,11 @@ const crowded = () => ApiError.unavailable('Too many sign-ins are being checked;
 
 /**
  * Checks Basic credentials. A slow hash on every request would cap the service, so verified credentials are
- * cached, keyed by an HMAC of the credential with a per-process key; a cached entry is checked against the
- * database again after `recheckMs`, so a password change or removal reaches every instance within that time.
+ * cached, keyed by an HMAC with a per-process key of the credential's token as sent (the base64 of `name:password`,
+ * never decoded on a cached request), so that the cache holds no password and a request it answers costs one HMAC
+ * and one lookup. Two encodings of one credential (base64 admits a few) are two entries, each verified once. A
+ * cached entry is checked against the database again after `recheckMs`, so a password change or removal reaches
+ * every instance within that time.
  *
  * A credential that is not cached is a sign-in attempt: it is counted by the throttle, in the database that every
  * instance shares, before its hash is computed (429 once a budget is spent), and hashes are computed a few at a
@@ -84,13 +87,12 @@ export class Authenticator {
    * no database. Undefined otherwise (then `authenticate` decides).
    */
   cachedCaller(headers: Readonly<Record<string, string | string[] | undefined>>, address: string): Caller | undefined {
-    const result = readCredential(headers);
-    if (result.kind !== 'ok') return undefined;
-    const { credential } = result;
-    const cached = this.#verified.get(this.#key.digest(credential.secret));
+    const found = credentialToken(headers);
+    if (found.kind !== 'token') return undefined;
+    const cached = this.#verified.get(this.#key.digest(found.token));
     if (cached === undefined || this.#now() - cached.checkedAt >= this.#config.recheckMs) return undefined;
     this.#renewKnown(cached.name, address);
-    return { userId: cached.userId, name: cached.name, source: credential.source };
+    return { userId: cached.userId, name: cached.name, source: found.source };
   }
 
   /** The caller, or an ApiError: 401 for a missing, malformed or wrong credential, 429 when throttled, 503. */
@@ -113,7 +115,7 @@ export class Authenticator {
     }
     const { credential } = result;
     const name = await this.#userName(credential.name, address);
-    const cacheKey = this.#key.digest(credential.secret);
+    const cacheKey = this.#key.digest(credential.token);
     const cached = this.#verified.get(cacheKey);
     if (cached !== undefined && (await this.#stillValid(cached))) {
       this.#renewKnown(cached.name, address);

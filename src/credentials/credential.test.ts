@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readCredential } from './credential.js';
+import { credentialToken, readCredential } from './credential.js';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
@@ -33,5 +33,23 @@ describe('readCredential', () => {
     expect(readCredential({ security: b64(`${'n'.repeat(65)}:pw`) }).kind).toBe('too-long');
     expect(readCredential({ security: b64(`ann:${'p'.repeat(1025)}`) }).kind).toBe('too-long');
     expect(readCredential({ security: b64(`ann:${'p'.repeat(1024)}`) }).kind).toBe('ok');
+  });
+});
+
+describe('credentialToken', () => {
+  it('finds the token readCredential decodes, by the same rules, without decoding it', () => {
+    const token = b64('ann:pw');
+    for (const [headers, source] of [
+      [{ security: ` Basic  ${token} ` }, 'security'],
+      [{ security: token }, 'security'],
+      [{ security: token, authorization: 'Basic other' }, 'security'],
+      [{ authorization: `basic ${token}` }, 'authorization'],
+    ] as const) {
+      expect(credentialToken(headers)).toEqual({ kind: 'token', source, token });
+      expect(readCredential(headers)).toMatchObject({ kind: 'ok', credential: { token, source } });
+    }
+    expect(credentialToken({}).kind).toBe('missing');
+    expect(credentialToken({ authorization: token }).kind).toBe('malformed');
+    expect(credentialToken({ security: 'Basic ***' })).toEqual({ kind: 'token', source: 'security', token: '***' });
   });
 });

@@ -5,9 +5,18 @@ export interface Credential {
   readonly source: 'security' | 'authorization';
   readonly name: string;
   readonly password: string;
-  /** The decoded `name:password`, the key of the verified-credential cache. */
-  readonly secret: string;
+  /** The base64 of `name:password` as sent, the key of the verified-credential cache (see `credentialToken`). */
+  readonly token: string;
 }
+
+/**
+ * Where a credential was sent and its base64 as sent, not decoded: what a request answered from the cache of verified
+ * credentials needs, since only a token that was decoded and verified before can be found there.
+ */
+export type TokenResult =
+  | { readonly kind: 'token'; readonly source: Credential['source']; readonly token: string }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'malformed' };
 
 export type CredentialResult =
   | { readonly kind: 'ok'; readonly credential: Credential }
@@ -28,29 +37,37 @@ type Headers = Readonly<Record<string, string | string[] | undefined>>;
  * `Basic` may be left out.
  */
 export function readCredential(headers: Headers): CredentialResult {
+  const found = credentialToken(headers);
+  return found.kind === 'token' ? decode(found.token, found.source) : found;
+}
+
+/**
+ * The credential's token and where it was sent, by the same rules as `readCredential` but without decoding it: no
+ * base64, no UTF-8, no name or length check (an empty token is `missing` there, and is returned here).
+ */
+export function credentialToken(headers: Headers): TokenResult {
   const security = single(headers.security);
   if (security !== undefined) {
     const value = security.trim();
-    const encoded = /^basic\s/i.test(value) ? value.slice(6).trim() : value;
-    return decode(encoded, 'security');
+    return { kind: 'token', source: 'security', token: /^basic\s/i.test(value) ? value.slice(6).trim() : value };
   }
   const authorization = single(headers.authorization);
   if (authorization === undefined) return { kind: 'missing' };
   const match = /^basic\s+(\S+)\s*$/i.exec(authorization);
-  return match?.[1] === undefined ? { kind: 'malformed' } : decode(match[1], 'authorization');
+  return match?.[1] === undefined ? { kind: 'malformed' } : { kind: 'token', source: 'authorization', token: match[1] };
 }
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function decode(encoded: string, source: Credential['source']): CredentialResult {
+function decode(token: string, source: Credential['source']): CredentialResult {
   // A 1024-byte password and a 64-character name fit in well under 2 KiB of base64 of UTF-8.
-  if (encoded.length === 0) return { kind: 'missing' };
-  if (encoded.length > 2048 || encoded.length % 4 === 1 || !BASE64.test(encoded)) return { kind: 'malformed' };
+  if (token.length === 0) return { kind: 'missing' };
+  if (token.length > 2048 || token.length % 4 === 1 || !BASE64.test(token)) return { kind: 'malformed' };
   let secret: string;
   try {
-    secret = utf8.decode(Buffer.from(encoded, 'base64'));
+    secret = utf8.decode(Buffer.from(token, 'base64'));
   } catch {
     return { kind: 'malformed' };
   }
@@ -61,5 +78,5 @@ function decode(encoded: string, source: Credential['source']): CredentialResult
   if (characterCount(name) > NAME_MAX_LENGTH || Buffer.byteLength(password) > PASSWORD_MAX_BYTES) {
     return { kind: 'too-long', name };
   }
-  return { kind: 'ok', credential: { source, name, password, secret } };
+  return { kind: 'ok', credential: { source, name, password, token } };
 }

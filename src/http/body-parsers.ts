@@ -14,8 +14,16 @@ export function decode(body: Buffer): string {
   }
 }
 
+const expectedJson = (mediaType: string | undefined): string =>
+  mediaType === 'application/json-patch+json' ? 'a JSON Patch document (an array of operations)' : 'a JSON object';
+
+/** What an empty (or absent) body on a route that needs one is told, whatever type it was sent as. */
+export function emptyJsonBody(mediaType: string | undefined): string {
+  return `The request body is empty; it must be ${expectedJson(mediaType)}.`;
+}
+
 /** Whether the request carries a body (a non-zero Content-Length, or a chunked one). */
-function hasBody(request: FastifyRequest): boolean {
+export function hasBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length.trim() !== '0');
 }
@@ -42,6 +50,13 @@ function refuseCrossSiteBody(request: FastifyRequest): ApiError | undefined {
   );
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route's body may be left out: an empty body with a JSON Content-Type is read as none, not refused. */
+    bodyOptional?: boolean;
+  }
+}
+
 /**
  * JSON bodies, with the leniency the getting-started examples need: `curl -d` sends
  * `application/x-www-form-urlencoded`, so such a body, or `text/plain`, is read as JSON when the credential
@@ -50,7 +65,8 @@ function refuseCrossSiteBody(request: FastifyRequest): ApiError | undefined {
  *
  * Bodies are read as bytes and decoded strictly as UTF-8, then handed to Fastify's own JSON parser (which keeps
  * its prototype-poisoning protection). A route that takes no body ignores one (a generated client's DELETE with
- * `Content-Type: application/json` and no body); an empty body is a 400 on one that needs one. Compressed bodies
+ * `Content-Type: application/json` and no body); an empty body is a 400 on one that needs one, and no body at all
+ * on one whose body may be left out (`config: { bodyOptional: true }`). Compressed bodies
  * are refused.
  */
 export function registerBodyParsers(app: FastifyInstance): void {
@@ -58,6 +74,12 @@ export function registerBodyParsers(app: FastifyInstance): void {
   const parseJson = (request: FastifyRequest, body: Buffer, done: Done, onError = (error: Error) => error) => {
     if (request.routeOptions.schema?.body === undefined) {
       done(null, undefined);
+      return;
+    }
+    if (body.length === 0) {
+      // A route whose body may be left out (`config.bodyOptional`) reads an empty one as none.
+      if (request.routeOptions.config.bodyOptional === true) done(null, undefined);
+      else done(ApiError.badRequest(emptyJsonBody(request.mediaType)));
       return;
     }
     let text: string;
@@ -69,6 +91,9 @@ export function registerBodyParsers(app: FastifyInstance): void {
     }
     void json(request, text, (error, value) => {
       if (error) done(onError(error));
+      // A literal null is refused here, so that null at validation means no body at all (see validation.ts).
+      else if (value === null)
+        done(ApiError.badRequest(`The request body is null; it must be ${expectedJson(request.mediaType)}.`));
       else done(null, value);
     });
   };

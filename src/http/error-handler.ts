@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { isDatabaseUnavailable } from '../db/faults.js';
+import { emptyJsonBody } from './body-parsers.js';
 import { ApiError, errorBody, newEntry } from './errors.js';
 import { loggedUrl } from './logged-url.js';
 import { REQUEST_ID_HEADER } from './request-id.js';
@@ -14,7 +15,7 @@ declare module 'fastify' {
 const FRAMEWORK_MESSAGES: Record<string, (error: FastifyError, limit: number) => string> = {
   FST_ERR_CTP_BODY_TOO_LARGE: (_e, limit) => `The request body is larger than the limit of ${limit} bytes.`,
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => 'The request body must be JSON, sent with Content-Type: application/json.',
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => 'The request body is empty; it must be a JSON object.',
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => emptyJsonBody(undefined),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'The Content-Length header does not match the body.',
   FST_ERR_CTP_INVALID_JSON_BODY: () => 'The request body is not valid JSON.',
   FST_ERR_BAD_URL: () => 'The URL is malformed (a bad %-escape?).',
@@ -63,7 +64,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     .header(REQUEST_ID_HEADER, request.id)
     .header('x-content-type-options', 'nosniff')
     .type('application/json; charset=utf-8')
-    .send(errorBody(error.message, entry));
+    .send({ ...errorBody(error.message, entry), ...error.details });
 }
 
 /** Fastify's `frameworkErrors`: errors raised before routing (a malformed %-escape, an over-long path parameter). */

@@ -25,6 +25,8 @@ export class ApiError extends Error {
     readonly statusCode: number,
     message: string,
     readonly headers: Readonly<Record<string, string>> = {},
+    /** Members the error body carries besides `errormsg` and `logdata` (a refused merged edit's `results`). */
+    readonly details: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
   }

@@ -60,15 +60,22 @@ export async function registerRateLimit(app: FastifyInstance, settings: RateLimi
       throw ApiError.tooManyRequests(counted.ttl / 1000, `Too many requests; the limit here is ${max} a minute.`);
     };
   };
-  const where =
-    shared === undefined ? 'counts per instance (REDIS_URL shares it)' : `is shared through Redis at ${shared.where}`;
   if (perMinute === 0) {
+    // Registered for the shared playlists' throttle alone, the only route throttle.
+    const counted =
+      shared === undefined
+        ? 'counted by each instance on its own (set REDIS_URL to count across instances)'
+        : `counted across instances through Redis at ${shared.where}`;
     app.log.info(
       { rateLimit: 0, shared: shared !== undefined },
-      `there is no rate limit for the whole service; route throttles' counting ${where}`,
+      `no rate limit on API requests (MIXTAPE_RATE_LIMIT is 0); requests to shared playlists (/s/…) are limited per client address, ${counted}`,
     );
     return throttle;
   }
+  const where =
+    shared === undefined
+      ? 'counts per instance (set REDIS_URL to count across instances)'
+      : `is shared through Redis at ${shared.where}`;
   const limit = app.rateLimit();
   app.addHook('onRequest', async function (request, reply) {
     if (request.routeOptions.config.rateLimit === false) return;

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { emptyJsonBody } from './body-parsers.js';
 
 /**
  * Request validation. Query strings and path parameters arrive as text and are coerced to the schema's
@@ -86,6 +87,10 @@ const WHERE: Record<string, string> = {
 export function formatValidationError(errors: ErrorObject[], dataVar: string): Error {
   const error = errors[0];
   if (error === undefined) return new Error(`${WHERE[dataVar] ?? dataVar} is not valid.`);
+  // No body at all (and so no Content-Type) reaches validation as null: the JSON parsers refuse a literal null.
+  if (dataVar === 'body' && error.instancePath === '' && error.data === null) {
+    return new Error(emptyJsonBody(undefined));
+  }
   const field = fieldName(error, dataVar);
   const p = error.params as Record<string, unknown>;
   let message: string;
