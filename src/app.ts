@@ -25,9 +25,14 @@ import { collectMetrics } from './ops/metrics.js';
 import { opsRoutes } from './ops/ops.routes.js';
 import { playlistFiles } from './playlists/playlist-files.service.js';
 import { playlistImporter } from './playlists/playlist-import.service.js';
+import { WorkerPool } from './workers/worker-pool.js';
+import { rulesSchema } from './smart/rules.js';
+import { registerLoadShedding } from './http/load-shedding.js';
 import { playlistImportRoutes } from './playlists/playlist-import.routes.js';
 import { playlistRoutes } from './playlists/playlist.routes.js';
 import { playlistEditRoutes } from './playlists/playlist-edit.routes.js';
+import { entryEditRoutes, PlaylistEntries } from './playlists/edits/edits.routes.js';
+import { entryEdits } from './playlists/edits/edits.service.js';
 import {
   ImportedPlaylist,
   PlaylistWithSongs,
@@ -89,6 +94,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     ErrorBody,
     Song,
     PlaylistWithSongs,
+    rulesSchema(limits),
     newPlaylistSchema(limits),
     CatalogSong,
     UnmatchedTrack,
@@ -96,6 +102,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     Revision,
     ChangeEntry,
     Member,
+    PlaylistEntries,
   ];
   for (const schema of sharedSchemas) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
@@ -106,6 +113,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const registry = new Registry();
   collectMetrics(app, registry);
   registerErrorHandling(app, limits.bodyBytes);
+  await registerLoadShedding(app, config.loadShedding, registry);
   if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins);
   // The app's rate limit and the shared playlists' throttle count through one machinery (and one Redis).
   const throttle =
@@ -128,13 +136,31 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   // Playlist and catalog searches share one gate: one search at a time per user, a bounded number in all.
   const searches = searchGate(config.search);
-  const playlists = playlistService(db, limits, config.playlistCacheBytes, config.search, searches);
+  const playlists = playlistService(
+    db,
+    limits,
+    config.playlistCacheBytes,
+    config.search,
+    searches,
+    (error, message) => {
+      app.log.error({ err: error }, message);
+    },
+  );
   const files = playlistFiles(playlists, config.exports);
   playlistRoutes(routes, { playlists, limits, authenticate, files });
-  playlistEditRoutes(routes, { editor: playlists, limits, authenticate });
-  const importer = playlistImporter(db, limits, playlists, config.exports.locationTemplate);
+  playlistEditRoutes(routes, { playlists, limits, authenticate });
+  entryEditRoutes(routes, { edits: entryEdits(db, playlists, limits), limits, authenticate });
+  // Work whose cost grows with a request's body or a playlist's length runs on these threads.
+  const workers = new WorkerPool(config.workers);
+  app.addHook('onClose', () => workers.close());
+  const importer = playlistImporter(db, limits, playlists, config.exports.locationTemplate, workers);
   playlistImportRoutes(routes, { importer, limits, authenticate });
-  const history = historyService(db, playlists, { limits, exports: config.exports, historyDays: config.historyDays });
+  const history = historyService(
+    db,
+    playlists,
+    { limits, exports: config.exports, historyDays: config.historyDays },
+    workers,
+  );
   historyRoutes(routes, { history, limits, authenticate });
   changesRoutes(routes, { feed: changeFeed(db, config.historyDays), authenticate });
   membersRoutes(routes, { members: membersService(db, playlists, limits), limits, authenticate });

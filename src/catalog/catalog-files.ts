@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import type { Db } from '../db/database.js';
 import { characterCount } from '../search/search-text.js';
+import { songsWithTitles } from './catalog.repository.js';
 import { importCatalog, type CatalogEntry, type ImportResult } from './catalog.service.js';
 import {
   AUDIO_EXTENSIONS,
@@ -135,11 +136,7 @@ async function checkAgainstCatalog(db: Db, entries: readonly CatalogEntry[], pla
   for (let start = 0; start < withIds.length; start += 500) {
     const chunk = withIds.slice(start, start + 500);
     const titles = [...new Set(chunk.map(({ entry }) => entry.title))];
-    const rows = await db.kysely
-      .selectFrom('songs')
-      .select(['id', 'title', 'artist', 'album'])
-      .where('title', 'in', titles)
-      .execute();
+    const rows = await songsWithTitles(db.kysely, titles);
     const byKey = new Map(rows.map((row) => [JSON.stringify([row.title, row.artist, row.album]), row.id]));
     for (const { entry, where } of chunk) {
       const other = byKey.get(JSON.stringify([entry.title, entry.artist, entry.album]));

@@ -1,7 +1,14 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { reindexPlaylistsWithSongs } from '../search/playlist-search.js';
-import { searchDocument } from '../search/search-text.js';
+import { normaliseText, searchDocument } from '../search/search-text.js';
+import {
+  catalogIsEmpty,
+  catchUpSongIds,
+  insertSong,
+  songsWithIds,
+  songsWithTitles,
+  updateSong,
+} from './catalog.repository.js';
 import demoCatalog from './demo-catalog.json' with { type: 'json' };
 
 /** One song as an import file describes it; `id` is optional. */
@@ -22,18 +29,31 @@ export interface ImportResult {
 
 const CHUNK = 500;
 
-const songDocument = (s: { title: string; artist: string; album: string; genre: string }) =>
-  searchDocument([s.title, s.artist, s.album, s.genre]);
+/**
+ * What a song is found and chosen by, from its fields: its search document, and each text field normalised as search
+ * normalises it (what smart playlist rules compare: see migration 2026-12-07-smart-playlists).
+ */
+export function songSearchColumns(s: { title: string; artist: string; album: string; genre: string }) {
+  return {
+    search_doc: searchDocument([s.title, s.artist, s.album, s.genre]),
+    norm_title: normaliseText(s.title),
+    norm_artist: normaliseText(s.artist),
+    norm_album: normaliseText(s.album),
+    norm_genre: normaliseText(s.genre),
+  };
+}
 
 /**
  * Adds or updates catalog songs, idempotently: an entry with an id updates that song, one without an id
  * updates the song with the same title, artist and album, anything else is added. Playlists that hold a
- * song whose title, artist or genre changed get their search documents rebuilt.
+ * song whose title, artist or genre changed get their search documents rebuilt. Songs it adds came into the catalog
+ * at `now` (their `added`, which smart playlists sort and choose by); an update leaves a song's time as it was.
  */
 export async function importCatalog(
   db: Db,
   entries: readonly CatalogEntry[],
   onProgress: (done: number) => void = () => {},
+  now: number = Date.now(),
 ): Promise<ImportResult> {
   const result: ImportResult = { inserted: 0, updated: 0, unchanged: 0 };
   const renamed = new Set<number>();
@@ -49,32 +69,21 @@ export async function importCatalog(
     await db.kysely.transaction().execute(async (trx) => {
       const ids = chunk.flatMap((e) => (e.id === undefined ? [] : [e.id]));
       const titles = [...new Set(chunk.map((e) => e.title))];
-      const byId = new Map(
-        ids.length === 0
-          ? []
-          : (await trx.selectFrom('songs').selectAll().where('id', 'in', ids).execute()).map((s) => [s.id, s]),
-      );
+      const byId = new Map(ids.length === 0 ? [] : (await songsWithIds(trx, ids)).map((s) => [s.id, s]));
       const byKey = new Map(
-        (await trx.selectFrom('songs').selectAll().where('title', 'in', titles).execute()).map((s) => [
-          `${s.title}\u0000${s.artist}\u0000${s.album}`,
-          s,
-        ]),
+        (await songsWithTitles(trx, titles)).map((s) => [`${s.title}\u0000${s.artist}\u0000${s.album}`, s]),
       );
       for (const entry of chunk) {
         const existing =
           entry.id !== undefined
             ? byId.get(entry.id)
             : byKey.get(`${entry.title}\u0000${entry.artist}\u0000${entry.album}`);
-        const values = { ...entry, search_doc: songDocument(entry) };
+        const values = { ...entry, ...songSearchColumns(entry) };
         if (existing === undefined) {
           const { id, ...rest } = values;
           // Another process may be importing the same songs at this moment (two instances seeding at once).
-          const added = await trx
-            .insertInto('songs')
-            .values(id === undefined ? rest : values)
-            .onConflict((oc) => oc.doNothing())
-            .executeTakeFirst();
-          if (added.numInsertedOrUpdatedRows === 0n) result.unchanged += 1;
+          const added = await insertSong(trx, { ...(id === undefined ? rest : values), added: now });
+          if (!added) result.unchanged += 1;
           else result.inserted += 1;
           continue;
         }
@@ -89,7 +98,7 @@ export async function importCatalog(
           continue;
         }
         const { id: _ignored, ...changes } = values;
-        await trx.updateTable('songs').set(changes).where('id', '=', existing.id).execute();
+        await updateSong(trx, existing.id, changes);
         if (existing.title !== entry.title || existing.artist !== entry.artist || existing.genre !== entry.genre) {
           renamed.add(existing.id);
         }
@@ -100,9 +109,7 @@ export async function importCatalog(
   }
   // Songs inserted with their own ids leave PostgreSQL's sequence behind them.
   if (db.dialect === 'postgres' && entries.some((e) => e.id !== undefined)) {
-    await sql`SELECT setval(pg_get_serial_sequence('songs', 'id'), GREATEST((SELECT max(id) FROM songs), 1))`.execute(
-      db.kysely,
-    );
+    await catchUpSongIds(db.kysely);
   }
   if (renamed.size > 0) await reindexPlaylistsWithSongs(db, [...renamed]);
   return result;
@@ -110,8 +117,7 @@ export async function importCatalog(
 
 /** Fills an empty catalog with the built-in demo songs; returns how many it added. */
 export async function seedDemoCatalog(db: Db): Promise<number> {
-  const any = await db.kysely.selectFrom('songs').select('id').limit(1).executeTakeFirst();
-  if (any !== undefined) return 0;
+  if (!(await catalogIsEmpty(db.kysely))) return 0;
   // Fixed ids, so that every fresh installation (and the specification's examples) name the same songs.
   return (
     await importCatalog(

@@ -10,6 +10,14 @@ import { WriteBatcher, type WriteWork } from './write-batch.js';
 
 export type Dialect = DatabaseConfig['dialect'];
 
+/**
+ * The query, holding the rows it reads until the write's transaction ends: `FOR UPDATE` on PostgreSQL; a SQLite
+ * write holds the whole database already.
+ */
+export function lockingRows<Query extends { forUpdate(): Query }>(query: Query, dialect: Dialect): Query {
+  return dialect === 'postgres' ? query.forUpdate() : query;
+}
+
 /** SQLite's page cache on the connection that serves reads. */
 const READ_CACHE_KIB = 32 * 1024;
 

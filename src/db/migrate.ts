@@ -15,6 +15,9 @@ import * as sharing from './migrations/2026-12-02-sharing.js';
 import * as sharedFeed from './migrations/2026-12-03-shared-feed.js';
 import * as libraryVersion from './migrations/2026-12-04-library-version.js';
 import * as membershipChanges from './migrations/2026-12-05-membership-changes.js';
+import * as entries from './migrations/2026-12-06-entries.js';
+import * as smartPlaylists from './migrations/2026-12-07-smart-playlists.js';
+import * as smartSources from './migrations/2026-12-08-smart-sources.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -31,6 +34,9 @@ const MIGRATIONS = {
   '2026-12-03-shared-feed': sharedFeed,
   '2026-12-04-library-version': libraryVersion,
   '2026-12-05-membership-changes': membershipChanges,
+  '2026-12-06-entries': entries,
+  '2026-12-07-smart-playlists': smartPlaylists,
+  '2026-12-08-smart-sources': smartSources,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {
@@ -53,9 +59,17 @@ class StaticMigrationProvider implements MigrationProvider {
   }
 }
 
-async function run(kysely: Kysely<Database>, db: Db, disableTransactions: boolean): Promise<string[]> {
+/** A migration's name. */
+export type MigrationName = keyof typeof MIGRATIONS;
+
+async function run(
+  kysely: Kysely<Database>,
+  db: Db,
+  disableTransactions: boolean,
+  target: MigrationName | undefined,
+): Promise<string[]> {
   const migrator = new Migrator({ db: kysely, provider: new StaticMigrationProvider(db), disableTransactions });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (target === undefined ? migrator.migrateToLatest() : migrator.migrateTo(target));
   if (error !== undefined) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
@@ -66,12 +80,20 @@ async function run(kysely: Kysely<Database>, db: Db, disableTransactions: boolea
  * the database's write lock from its first statement (BEGIN IMMEDIATE), so a second process waits, then finds
  * nothing left to do.
  */
-export async function migrateToLatest(db: Db): Promise<string[]> {
-  if (db.dialect === 'postgres') return run(db.kysely, db, false);
+export function migrateToLatest(db: Db): Promise<string[]> {
+  return migrateTo(db, undefined);
+}
+
+/**
+ * Brings the schema up (or down) to the named migration, or the latest one (undefined), as `migrateToLatest` does;
+ * returns the names of the migrations it ran. Tests of a migration start from the schema before it.
+ */
+export async function migrateTo(db: Db, target: MigrationName | undefined): Promise<string[]> {
+  if (db.dialect === 'postgres') return run(db.kysely, db, false, target);
   return db.kysely.connection().execute(async (connection) => {
     await sql`BEGIN IMMEDIATE`.execute(connection);
     try {
-      const applied = await run(connection, db, true);
+      const applied = await run(connection, db, true, target);
       await sql`COMMIT`.execute(connection);
       return applied;
     } catch (error) {

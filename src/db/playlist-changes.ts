@@ -13,7 +13,13 @@ export type BigintColumn = number | string;
 /** The catalog's version as a column, read in the same statement (and so the same snapshot) as the rows it comes with. */
 export const catalogVersion = sql<BigintColumn>`(SELECT version FROM catalog_version)`.as('catalog_version');
 
-/** What a reader of the change log forgets when it catches up. */
+/** The catalog's version now: read before songs, it labels the answers made of them (playlist.render.ts). */
+export async function readCatalogVersion(q: Db['kysely']): Promise<number> {
+  const { version } = await q.selectFrom('catalog_version').select('version').executeTakeFirstOrThrow();
+  return version;
+}
+
+/** What the change log tells when it is caught up with (src/playlists/freshness.ts hears it, the one listener). */
 export interface ChangeListener {
   /** These playlists were deleted or edited. */
   changed(ids: readonly number[]): void;
@@ -24,26 +30,24 @@ export interface ChangeListener {
 /**
  * SQLite: what every connection has committed, as the playlists changed since the last look (`playlist_changes`,
  * the last CHANGE_LOG_LENGTH deletes and edits, written by a trigger) and the catalog version. The connection tells
- * without I/O whether anything was committed since (`Db.dataVersion`); only then is the log read. The listeners
- * (the answer cache, what access remembers of owners) hear what changed before `caughtUp` settles.
+ * without I/O whether anything was committed since (`Db.dataVersion`); only then is the log read. Its one listener
+ * (the playlists' Freshness, which tells every memory that depends on it) hears what changed before `caughtUp`
+ * settles.
  */
 export class ChangeLog {
   readonly #db: Db;
-  readonly #listeners: ChangeListener[] = [];
+  readonly #listener: ChangeListener;
   #catalog = -1;
   #seenDataVersion: string | undefined;
   #lastChange: number | undefined;
   #catchingUp: { readonly dataVersion: string; readonly done: Promise<number> } | undefined;
 
-  constructor(db: Db) {
+  constructor(db: Db, listener: ChangeListener) {
     this.#db = db;
+    this.#listener = listener;
   }
 
-  listen(listener: ChangeListener): void {
-    this.#listeners.push(listener);
-  }
-
-  /** Brings the listeners up to what every connection has committed, and returns the catalog version. */
+  /** Brings the listener up to what every connection has committed, and returns the catalog version. */
   caughtUp(): number | Promise<number> {
     const dataVersion = this.#db.dataVersion!();
     if (dataVersion === this.#seenDataVersion) return this.#catalog;
@@ -66,7 +70,7 @@ export class ChangeLog {
 
   async #catchUp(dataVersion: string): Promise<number> {
     const q = this.#db.kysely;
-    const { version } = await q.selectFrom('catalog_version').select('version').executeTakeFirstOrThrow();
+    const version = await readCatalogVersion(q);
     if (this.#lastChange === undefined) {
       const last = await q
         .selectFrom('playlist_changes')
@@ -74,7 +78,7 @@ export class ChangeLog {
         .executeTakeFirst();
       // Pages may have kept answers before this first look, and a delete since may already be in the log below its
       // end: forget them, and anything still being read.
-      for (const listener of this.#listeners) listener.all();
+      this.#listener.all();
       this.#lastChange = last?.seq ?? 0;
     } else {
       const changes = await q
@@ -89,10 +93,8 @@ export class ChangeLog {
         // Changes the log no longer holds: anything may have gone.
         const lost = first.seq !== this.#lastChange + 1 || changes.length > CHANGE_LOG_LENGTH;
         const ids = changes.map((change) => change.playlist_id);
-        for (const listener of this.#listeners) {
-          if (lost) listener.all();
-          else listener.changed(ids);
-        }
+        if (lost) this.#listener.all();
+        else this.#listener.changed(ids);
         this.#lastChange = changes.at(-1)!.seq;
       }
     }

@@ -1,4 +1,6 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { ChangeKind, MemberChange } from '../history/change-kinds.js';
+import type { MemberRole } from '../sharing/roles.js';
 
 /** The tables every dialect has, as Kysely sees them. */
 export interface Database {
@@ -17,6 +19,17 @@ export interface Database {
   playlist_members: PlaylistMemberTable;
   member_events: MemberEventTable;
   playlist_links: PlaylistLinkTable;
+  edit_keys: EditKeyTable;
+  smart_sources: SmartSourceTable;
+}
+
+/** A merged edit sent with a key, by its user, on a playlist: when, and the results it answered (JSON). */
+export interface EditKeyTable {
+  playlist_id: number;
+  user_id: number;
+  key: string;
+  at: ColumnType<number | string, number, number>;
+  results: string;
 }
 
 export interface UserTable {
@@ -37,6 +50,13 @@ export interface SongTable {
   genre: string;
   duration: number | null;
   search_doc: string;
+  /** When the song came into the catalog (Unix ms): set by the import that adds it, never changed after. */
+  added: ColumnType<number | string, number, never>;
+  /** The fields as search normalises them (search-text.ts `normaliseText`): what smart playlist rules compare. */
+  norm_title: string;
+  norm_artist: string;
+  norm_album: string;
+  norm_genre: string;
 }
 
 export interface PlaylistTable {
@@ -46,11 +66,27 @@ export interface PlaylistTable {
   created_at: number;
   /** 1 when created, counted up by each edit; a bigint on PostgreSQL, read with Number(). */
   version: ColumnType<number | string, number | undefined, number>;
+  /** The entry id its next new slot gets (see migration 2026-12-06-entries); a bigint on PostgreSQL. */
+  next_entry: ColumnType<number | string, number | undefined, number>;
+  /** A smart playlist's rules (smart/rules.ts `Rules`, as JSON); null for a hand-made playlist. */
+  rules: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
+/**
+ * A playlist a smart playlist's rules name (`source_id`) and that smart playlist (`playlist_id`): a row for each, while
+ * the smart playlist exists (see migration 2026-12-08-smart-sources).
+ */
+export interface SmartSourceTable {
+  source_id: number;
+  playlist_id: number;
+}
+
+/** A slot of a playlist: its entry (an id of its own in the playlist), its order key and its song. */
 export interface PlaylistSongTable {
   playlist_id: number;
-  position: number;
+  entry: ColumnType<number | string, number, number>;
+  /** Compared as bytes: see playlists/entry-order.ts. */
+  ord: string;
   song_id: number;
 }
 
@@ -58,6 +94,10 @@ export interface DeletedPlaylistTable {
   id: number;
   owner_id: number;
   deleted_at: number;
+  /** The playlist's `next_entry` when it was deleted. */
+  next_entry: ColumnType<number | string, number | undefined, number>;
+  /** A smart playlist's rules when it was deleted (an undelete brings them back); null for a hand-made one. */
+  rules: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A playlist's search text (its name and its songs' titles, artists and genres, normalised), kept by owner. */
@@ -103,13 +143,17 @@ export interface PlaylistRevisionTable {
   version: ColumnType<number | string, number, number>;
   at: ColumnType<number | string, number, number>;
   by_id: number;
-  change: string;
+  change: ChangeKind;
   name: string;
   song_count: number;
   splice_at: number | null;
   splice_deleted: number | null;
   songs: string;
+  /** The entries of `songs`, one for each, joined the same way; empty for revisions written before entries. */
+  entries: ColumnType<string, string | undefined, string>;
   chain: number;
+  /** A smart playlist's rules at this version (JSON text); null for a hand-made one (and before 1.7.0). */
+  rules: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Keys every instance shares. */
@@ -123,7 +167,7 @@ export interface PlaylistMemberTable {
   playlist_id: number;
   user_id: number;
   owner_id: number;
-  role: 'viewer' | 'editor';
+  role: MemberRole;
   added_at: ColumnType<number | string, number, number>;
 }
 
@@ -134,7 +178,7 @@ export interface MemberEventTable {
   xid: Generated<number | string>;
   user_id: number;
   playlist_id: number;
-  change: 'shared' | 'unshared';
+  change: MemberChange;
   /** The playlist's version when it happened. */
   version: ColumnType<number | string, number, number>;
   at: ColumnType<number | string, number, number>;

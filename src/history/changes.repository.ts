@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { ChangeKind } from './revision.repository.js';
+import type { FeedChange } from './change-kinds.js';
 
 type Q = Kysely<Database>;
 
@@ -17,9 +17,6 @@ export interface FeedPosition {
   readonly xid: number;
   readonly seq: number;
 }
-
-/** What a feed entry tells: a revision of the playlist, or that it was shared with the reader or no longer is. */
-export type FeedChange = ChangeKind | 'shared' | 'unshared';
 
 export interface FeedRow {
   readonly id: number;
@@ -67,6 +64,17 @@ export async function feedHorizon(db: Q, dialect: Dialect): Promise<FeedPosition
   };
 }
 
+/**
+ * The rows of a log (`alias` names its table in the query, '' for none) past `after`, and on PostgreSQL only those of
+ * transactions below `horizon`: the one filter every read of the feed's logs applies.
+ */
+function pastPosition(alias: string, after: FeedPosition, horizon: number | undefined) {
+  const xid = sql.ref(alias === '' ? 'xid' : `${alias}.xid`);
+  const seq = sql.ref(alias === '' ? 'seq' : `${alias}.seq`);
+  const past = sql<boolean>`(${xid}, ${seq}) > (${after.xid}, ${after.seq})`;
+  return horizon === undefined ? past : sql<boolean>`${past} AND ${xid} < ${horizon}`;
+}
+
 const byPosition = (a: { position: FeedPosition }, b: { position: FeedPosition }) =>
   a.position.xid - b.position.xid || a.position.seq - b.position.seq;
 
@@ -98,12 +106,11 @@ export async function revisionsAfter(
   horizon: number | undefined,
   limit: number,
 ): Promise<FeedRow[]> {
-  let owned = db
+  const owned = db
     .selectFrom('playlist_revisions as r')
     .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
     .where('r.owner_id', '=', userId)
-    .where(sql<boolean>`(r.xid, r.seq) > (${after.xid}, ${after.seq})`);
-  if (horizon !== undefined) owned = owned.where('r.xid', '<', horizon);
+    .where(pastPosition('r', after, horizon));
   const [own, theirs] = await Promise.all([
     owned.orderBy('r.xid').orderBy('r.seq').limit(limit).execute(),
     sharedRevisionsAfter(db, dialect, userId, after, horizon, limit),
@@ -131,13 +138,15 @@ function sharedRevisionsAfter(
       .selectFrom('playlist_members as m')
       .innerJoinLateral(
         (eb) => {
-          let revisions = eb
+          return eb
             .selectFrom('playlist_revisions as pr')
             .select(['pr.seq', 'pr.xid', 'pr.playlist_id', 'pr.version', 'pr.change', 'pr.at'])
             .whereRef('pr.playlist_id', '=', 'm.playlist_id')
-            .where(sql<boolean>`(pr.xid, pr.seq) > (${after.xid}, ${after.seq})`);
-          if (horizon !== undefined) revisions = revisions.where('pr.xid', '<', horizon);
-          return revisions.orderBy('pr.xid').orderBy('pr.seq').limit(limit).as('r');
+            .where(pastPosition('pr', after, horizon))
+            .orderBy('pr.xid')
+            .orderBy('pr.seq')
+            .limit(limit)
+            .as('r');
         },
         (join) => join.onTrue(),
       )
@@ -153,7 +162,7 @@ function sharedRevisionsAfter(
     .innerJoin('playlist_revisions as r', 'r.playlist_id', 'm.playlist_id')
     .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
     .where('m.user_id', '=', userId)
-    .where(sql<boolean>`(r.xid, r.seq) > (${after.xid}, ${after.seq})`)
+    .where(pastPosition('r', after, horizon))
     .orderBy('r.xid')
     .orderBy('r.seq')
     .limit(limit)
@@ -188,13 +197,15 @@ export async function memberEventsAfter(
   horizon: number | undefined,
   limit: number,
 ): Promise<FeedRow[]> {
-  let query = db
+  const rows = await db
     .selectFrom('member_events')
     .select(['seq', 'xid', 'playlist_id', 'version', 'change', 'at'])
     .where('user_id', '=', userId)
-    .where(sql<boolean>`(xid, seq) > (${after.xid}, ${after.seq})`);
-  if (horizon !== undefined) query = query.where('xid', '<', horizon);
-  const rows = await query.orderBy('xid').orderBy('seq').limit(limit).execute();
+    .where(pastPosition('', after, horizon))
+    .orderBy('xid')
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
   return rows.map(feedRow);
 }
 
@@ -236,7 +247,7 @@ export async function playlistsAfter(
     found.map((row) => ({
       id: row.id,
       version: Number(row.version),
-      change: (row.change ?? 'create') as ChangeKind,
+      change: row.change ?? 'create',
       at: Number(row.at ?? row.created_at),
     }));
   return mergeSorted(rows(own), rows(theirs), (a, b) => a.id - b.id, limit);

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { HmacKey } from '../credentials/hmac.js';
 import { ApiError } from '../http/errors.js';
@@ -9,11 +8,11 @@ import {
   mergeSorted,
   playlistsAfter,
   revisionsAfter,
-  type FeedChange,
   type FeedPosition,
-  type FeedPositions,
   type FeedRow,
 } from './changes.repository.js';
+import { openToken, signToken, type FeedToken } from './feed-token.js';
+import type { FeedChange } from './change-kinds.js';
 
 /** A token is refused this long before its revisions may be pruned: a write's time is taken before it commits. */
 const PRUNE_MARGIN_MS = 60 * 60 * 1000;
@@ -32,26 +31,10 @@ export interface ChangesPage {
   readonly more: boolean;
 }
 
-/**
- * What a token says: whose feed, the position delivered up to in each of its logs, the last playlist id listed while
- * the first sync lists every playlist (undefined once it is done), and when it was issued (Unix ms).
- */
-interface Token {
-  readonly userId: number;
-  readonly positions: FeedPositions;
-  readonly listedUpTo: number | undefined;
-  readonly issuedAt: number;
-}
-
-/** `user.xid.seq.memberXid.memberSeq.listedUpTo.issuedAt`. */
-const TOKEN_FIELDS = /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
-/** Before member events (API 1.4.0): `user.xid.seq.listedUpTo.issuedAt`; its member position is the start. */
-const OLD_TOKEN_FIELDS = /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
-const START: FeedPosition = { xid: 0, seq: 0 };
 const MALFORMED = 'This token is not one the service gave: sync again from the start (call without since).';
 
 /**
- * The change feed (section 11). Tokens are `base64url(fields).base64url(HMAC)`, signed with a key every instance
+ * The change feed (README.md, History). Tokens are `base64url(fields).base64url(HMAC)`, signed with a key every instance
  * reads from the database, so any instance takes any instance's token and none can be forged or altered.
  */
 export function changeFeed(db: Db, historyDays: number) {
@@ -65,32 +48,12 @@ export function changeFeed(db: Db, historyDays: number) {
     return key;
   };
 
-  async function sign(token: Token): Promise<string> {
-    const { revisions, members } = token.positions;
-    const fields = [
-      token.userId,
-      revisions.xid,
-      revisions.seq,
-      members.xid,
-      members.seq,
-      token.listedUpTo ?? '-',
-      token.issuedAt,
-    ].join('.');
-    const mac = (await signer()).digest(fields);
-    return `${Buffer.from(fields).toString('base64url')}.${Buffer.from(mac, 'base64').toString('base64url')}`;
-  }
+  const sign = async (token: FeedToken): Promise<string> => signToken(await signer(), token);
 
-  async function verify(text: string, userId: number): Promise<Token> {
-    const [body, mac, extra] = text.split('.');
-    if (body === undefined || mac === undefined || extra !== undefined) throw ApiError.badRequest(MALFORMED);
-    const fields = Buffer.from(body, 'base64url').toString('latin1');
-    const expected = Buffer.from((await signer()).digest(fields), 'base64');
-    const given = Buffer.from(mac, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw ApiError.badRequest(MALFORMED);
-    const token = parseFields(fields);
-    if (token === undefined) throw ApiError.badRequest(MALFORMED);
+  async function verify(text: string, userId: number): Promise<FeedToken> {
+    const token = openToken(await signer(), text);
     // Another user's token is as good as a forged one.
-    if (token.userId !== userId) throw ApiError.badRequest(MALFORMED);
+    if (token?.userId !== userId) throw ApiError.badRequest(MALFORMED);
     if (token.issuedAt < Date.now() - historyDays * DAY_MS + PRUNE_MARGIN_MS) {
       throw ApiError.gone(
         `This token is older than the ${historyDays} days changes are kept: sync again from the start (call without since).`,
@@ -119,7 +82,7 @@ export function changeFeed(db: Db, historyDays: number) {
     /** The caller's changes after `since` (every playlist they have, without it), at most `limit`. */
     async changes(userId: number, since: string | undefined, limit: number): Promise<ChangesPage> {
       const now = Date.now();
-      let token: Token;
+      let token: FeedToken;
       if (since === undefined) {
         // The horizon first: the list read after it shows at least every change before it.
         token = { userId, positions: await feedHorizon(q, db.dialect), listedUpTo: 0, issuedAt: now };
@@ -162,30 +125,6 @@ export function changeFeed(db: Db, historyDays: number) {
       const next = await sign({ userId, positions, listedUpTo: undefined, issuedAt: now });
       return { changes: latestOnly(shown).map(entry), next, more };
     },
-  };
-}
-
-/** The fields of a token, in the format of today or of API 1.4.0; undefined when they are neither. */
-function parseFields(fields: string): Token | undefined {
-  const match = TOKEN_FIELDS.exec(fields);
-  if (match !== null) {
-    return {
-      userId: Number(match[1]),
-      positions: {
-        revisions: { xid: Number(match[2]), seq: Number(match[3]) },
-        members: { xid: Number(match[4]), seq: Number(match[5]) },
-      },
-      listedUpTo: match[6] === '-' ? undefined : Number(match[6]),
-      issuedAt: Number(match[7]),
-    };
-  }
-  const old = OLD_TOKEN_FIELDS.exec(fields);
-  if (old === null) return undefined;
-  return {
-    userId: Number(old[1]),
-    positions: { revisions: { xid: Number(old[2]), seq: Number(old[3]) }, members: START },
-    listedUpTo: old[4] === '-' ? undefined : Number(old[4]),
-    issuedAt: Number(old[5]),
   };
 }
 

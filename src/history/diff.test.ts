@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
 import { MAX_PATCH_OPERATIONS, applyJsonPatch } from '../playlists/playlist-edit.operations.js';
 import { EditSearch } from './myers.js';
-import { DIFF_BOUNDS, diffPlaylists, diffPlaylistsSliced, type Operation, type PlaylistVersion } from './diff.js';
+import { DIFF_BOUNDS, diffPlaylists, type Operation, type PlaylistVersion } from './diff.js';
 
 const defaults = loadConfig({}).limits;
 const wide = { ...defaults, songsMax: 100_000 };
@@ -139,23 +139,6 @@ describe('diffPlaylists', () => {
     const to = version('New', ...Array.from({ length: 1000 }, (_, i) => 2 * i + 2));
     const patch = diff(from, to);
     expect(patch.length).toBeLessThanOrEqual(MAX_PATCH_OPERATIONS);
-  });
-
-  it('in slices, answers the same patch and lets the event loop run between them', async () => {
-    const songs = Array.from({ length: 100_000 }, (_, i) => i + 1);
-    const from = version('Mix', ...songs);
-    const to = version('Mix', ...songs.map((id, i) => (i % 200 === 199 ? id + 1_000_000 : id)));
-    let turns = 0;
-    const counting = setInterval(() => (turns += 1), 0);
-    try {
-      const sliced = await diffPlaylistsSliced(from, to);
-      expect(sliced).toEqual(diffPlaylists(from, to));
-      expect(sliced).toHaveLength(500);
-      expect(apply(from, sliced)).toEqual(to);
-    } finally {
-      clearInterval(counting);
-    }
-    expect(turns).toBeGreaterThan(0);
   });
 
   it('turns any version into any other, within songs removed plus added plus one for the name', () => {

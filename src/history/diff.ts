@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MAX_PATCH_OPERATIONS, type JsonPatchOperation } from '../playlists/playlist-edit.patch.js';
 import { EditSearch } from './myers.js';
 
@@ -22,9 +21,8 @@ import { EditSearch } from './myers.js';
  *
  * The time is therefore at most proportional to the songs plus 2 million steps: measured by `npm run bench:diff`
  * (docs/benchmarks.md), up to about 10 ms of CPU at 1 000 or 100 000 songs, against well under 1 ms for a change
- * of a few songs. As that is more than a request should hold the event loop, a route uses `diffPlaylistsSliced`,
- * which gives other work a turn every millisecond; what it does not pause are single passes over the songs
- * (setting aside the common first and last ones, building the one `replace`), cheaper than serialising the version.
+ * of a few songs. As that is more than a request should hold the event loop, the route computes the diff of long
+ * versions on a worker thread (workers/worker-pool.ts).
  */
 
 /** A version as the diff needs it: its name and its song ids in order. */
@@ -44,34 +42,10 @@ export interface DiffBounds {
 
 export const DIFF_BOUNDS: DiffBounds = { distance: MAX_PATCH_OPERATIONS, work: 2_000_000 };
 
-/** Steps between the points where the sliced search looks at the clock. */
-const SLICE_WORK = 16_384;
-/** How long the sliced diff holds the event loop before it lets others run. */
-const SLICE_MS = 1;
-
 /** The patch that turns `from` into `to`, `[]` when they are the same, computed at once. */
 export function diffPlaylists(from: PlaylistVersion, to: PlaylistVersion, bounds = DIFF_BOUNDS): Operation[] {
   const search = new EditSearch(from.songs, to.songs, bounds.distance, bounds.work);
   return patch(from, to, search.run() === 'done' ? search.hunks : undefined);
-}
-
-/** The same patch, computed in slices of about SLICE_MS, each in a turn of the event loop of its own. */
-export async function diffPlaylistsSliced(
-  from: PlaylistVersion,
-  to: PlaylistVersion,
-  bounds = DIFF_BOUNDS,
-): Promise<Operation[]> {
-  const search = new EditSearch(from.songs, to.songs, bounds.distance, bounds.work);
-  let began = performance.now();
-  let progress = search.run(SLICE_WORK);
-  for (let until = 2 * SLICE_WORK; progress === 'paused'; until += SLICE_WORK) {
-    if (performance.now() - began >= SLICE_MS) {
-      await nextTurn();
-      began = performance.now();
-    }
-    progress = search.run(until);
-  }
-  return patch(from, to, progress === 'done' ? search.hunks : undefined);
 }
 
 /** The operations for these hunks, or one `replace` of the songs without them (past the cut-off). */

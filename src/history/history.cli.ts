@@ -1,10 +1,12 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import { WorkerPool } from '../workers/worker-pool.js';
 import { ApiError } from '../http/errors.js';
 import { playlistService } from '../playlists/playlist.service.js';
 import { searchGate } from '../search/bounded-search.js';
 import { findUserByName } from '../users/user.repository.js';
 import { historyService } from './history.service.js';
+import { deletedPlaylistsOf, historyOwner } from './revision.repository.js';
 
 /** What an operator asked for cannot be done; the message says why. */
 export class HistoryCommandError extends Error {}
@@ -21,16 +23,7 @@ export interface DeletedPlaylist {
 export async function deletedPlaylists(db: Db, userName: string): Promise<DeletedPlaylist[]> {
   const user = await findUserByName(db.kysely, userName);
   if (user === undefined) throw new HistoryCommandError(`No user named "${userName}".`);
-  const rows = await db.kysely
-    .selectFrom('deleted_playlists as d')
-    .leftJoin('playlist_revisions as r', (join) =>
-      join.onRef('r.playlist_id', '=', 'd.id').on('r.change', '=', 'delete'),
-    )
-    .select(['d.id', 'd.deleted_at', 'r.name', 'r.version'])
-    .where('d.owner_id', '=', user.id)
-    .orderBy('d.deleted_at', 'desc')
-    .orderBy('r.version', 'desc')
-    .execute();
+  const rows = await deletedPlaylistsOf(db.kysely, user.id);
   const seen = new Set<number>();
   return rows.flatMap((row) => {
     if (seen.has(row.id)) return [];
@@ -50,27 +43,25 @@ export async function restorePlaylist(
   id: number,
   version: number | undefined,
 ): Promise<{ owner: string; version: number; songs: number }> {
-  const owner = await db.kysely
-    .selectFrom('playlist_revisions as r')
-    .innerJoin('users as u', 'u.id', 'r.owner_id')
-    .select(['u.id', 'u.name', (eb) => eb.fn.max('r.version').as('newest')])
-    .where('r.playlist_id', '=', id)
-    .groupBy(['u.id', 'u.name'])
-    .executeTakeFirst();
+  const owner = await historyOwner(db.kysely, id);
   if (owner === undefined) throw new HistoryCommandError(`Playlist ${id} has no history kept.`);
-  const target = version ?? Number(owner.newest);
+  const target = version ?? owner.newest;
   const playlists = playlistService(db, config.limits, 0, config.search, searchGate(config.search));
-  const history = historyService(db, playlists, {
-    limits: config.limits,
-    exports: config.exports,
-    historyDays: config.historyDays,
-  });
+  // A restore reads no file and computes no diff: the pool starts no thread.
+  const workers = new WorkerPool(config.workers);
+  const history = historyService(
+    db,
+    playlists,
+    { limits: config.limits, exports: config.exports, historyDays: config.historyDays },
+    workers,
+  );
   try {
     const restored = await history.restore(owner.id, id, target, undefined);
-    const body = JSON.parse(restored.body.toString('utf8')) as { songs: unknown[] };
-    return { owner: owner.name, version: target, songs: body.songs.length };
+    return { owner: owner.name, version: target, songs: restored.songCount };
   } catch (error) {
     if (error instanceof ApiError) throw new HistoryCommandError(error.message);
     throw error;
+  } finally {
+    await workers.close();
   }
 }

@@ -2,18 +2,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 import { Id } from '../http/schemas.js';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
+import { CHANGES, FEED_CHANGES, type ChangeKind, type FeedChange as FeedChangeKind } from './change-kinds.js';
 
-export const CHANGES = ['create', 'edit', 'restore', 'delete'] as const;
-
-const Change = Type.Unsafe<(typeof CHANGES)[number]>({
+const Change = Type.Unsafe<ChangeKind>({
   type: 'string',
   enum: [...CHANGES],
   description: 'What the revision did',
 });
-/** What a change feed entry tells: a revision, or (1.5.0) a playlist shared with the caller, or no longer. */
-export const FEED_CHANGES = [...CHANGES, 'shared', 'unshared'] as const;
-
-const FeedChange = Type.Unsafe<(typeof FEED_CHANGES)[number]>({
+const FeedChange = Type.Unsafe<FeedChangeKind>({
   type: 'string',
   enum: [...FEED_CHANGES],
   description:

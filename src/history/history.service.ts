@@ -1,30 +1,40 @@
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
+import { readCatalogVersion } from '../db/playlist-changes.js';
 import { WRITERS, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
 import type { ExportConfig, Limits } from '../config.js';
 import { ifMatch, preconditionFailed } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { checkSongCount, EditRefused } from '../playlists/playlist-edit.checks.js';
-import { asSeenBy, playlistAnswer, etagOf, type PlaylistAnswer } from '../playlists/playlist.answers.js';
+import { OWNER, etagOf, render, snapshotEtag, snapshotOf, type PlaylistAnswer } from '../playlists/playlist.render.js';
 import type { PlaylistFile } from '../playlists/playlist-files.service.js';
-import { ALREADY_DELETED, type Grant } from '../playlists/playlist.access.js';
-import { findDeletedPlaylist, insertEntries } from '../playlists/playlist.repository.js';
+import { quotaReached } from '../playlists/playlist.errors.js';
+import type { Grant } from '../playlists/playlist.access.js';
+import { NO_LONGER_RESTORABLE } from '../playlists/playlist.policy.js';
+import { findDeletedPlaylist } from '../playlists/playlist.repository.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
-import { addPlaylistDocument } from '../search/playlist-search.js';
-import { playlistDocument } from '../search/search-text.js';
 import { songsByIds } from '../songs/song.repository.js';
 import { reservePlaylistSlot } from '../users/user.repository.js';
-import { diffPlaylistsSliced, type Operation } from './diff.js';
+import type { WorkerPool } from '../workers/worker-pool.js';
+import { boundedPerKey } from '../concurrency/bounded.js';
+import { diffPlaylists, type Operation } from './diff.js';
+import { readRules } from '../smart/rules.js';
 import {
   historyBounds,
   pageOfRevisions,
-  recordRevision,
   revisionCount,
   versionContent,
   type RevisionSummary,
   type VersionContent,
 } from './revision.repository.js';
+
+/**
+ * The version whose answer a kept version gives: its own, but a delete changes neither name nor songs, so the
+ * version a delete left answers as the one before it, and the ETag its last reader holds names it.
+ */
+const answeredVersion = (content: VersionContent) =>
+  content.change === 'delete' ? content.version - 1 : content.version;
 
 /** Song ids of versions kept in memory (about 8 MB). */
 const VERSION_CACHE_IDS = 1_000_000;
@@ -39,12 +49,17 @@ export interface HistorySettings {
 }
 
 /**
- * A playlist's history (section 11): its revisions, any kept version in every form the playlist is served, and
+ * A playlist's history (README.md, History): its revisions, any kept version in every form the playlist is served, and
  * restores. Who may read the history or restore a version is the access module's (playlist.access.ts): as for the
  * playlist while it is there, its owner once it is deleted, and for anyone else the 404 a missing playlist gets. A restore of a live playlist is an edit (the one write path, which keeps the
  * cache, search and covers current on every instance); a deleted one is written back under its id.
  */
-export function historyService(db: Db, playlists: PlaylistService, settings: HistorySettings) {
+/** Songs in the two versions past which their diff is computed on a worker thread (bench/file-reading.ts). */
+const INLINE_DIFF_SONGS = 200;
+/** A user's diffs waiting behind their one diff in progress; one more is refused with 429 before anything is read. */
+const DIFFS_WAITING_PER_USER = 8;
+
+export function historyService(db: Db, playlists: PlaylistService, settings: HistorySettings, workers: WorkerPool) {
   const q = db.kysely;
   // A version's songs never change: kept by playlist and version, bounded by the song ids held (8 bytes each).
   const contents = new LRUCache<string, VersionContent>({
@@ -56,7 +71,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
   async function bounds(userId: number, id: number, permission: 'read' | 'edit' = 'read') {
     await playlists.access.requireHistoryAccess(userId, id, permission);
     const found = await historyBounds(q, id);
-    if (found === undefined) throw ApiError.gone(ALREADY_DELETED);
+    if (found === undefined) throw ApiError.gone(NO_LONGER_RESTORABLE);
     return found;
   }
 
@@ -78,7 +93,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       return { content, grant };
     }
     const kept = await historyBounds(q, id);
-    if (kept === undefined) throw ApiError.gone(ALREADY_DELETED);
+    if (kept === undefined) throw ApiError.gone(NO_LONGER_RESTORABLE);
     if (wanted > kept.newest) throw ApiError.notFound(`This playlist has no version ${wanted}.`);
     throw ApiError.gone(
       `Version ${wanted} of this playlist is no longer kept: versions are kept for ${settings.historyDays} days (the oldest kept is ${kept.oldest}).`,
@@ -103,13 +118,11 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
   }
 
   async function restoreDeleted(userId: number, id: number, precondition: string | undefined, to: VersionContent) {
+    // Before the songs: the restored playlist's answer is labelled with it (see Snapshot.catalogVersion).
+    const catalogVersion = await readCatalogVersion(q);
     const songs = await tracks(to.songIds);
-    const answer = await db.write(async (trx) => {
-      const deleted = await trx
-        .selectFrom('deleted_playlists')
-        .select('owner_id')
-        .where('id', '=', id)
-        .executeTakeFirst();
+    const made = await playlists.store.undelete(id, userId, songs, catalogVersion, async (trx) => {
+      const deleted = await findDeletedPlaylist(trx, id);
       if (deleted?.owner_id !== userId) {
         throw ApiError.conflict('This playlist was restored meanwhile: read it, then retry.');
       }
@@ -117,37 +130,59 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       const last = (await versionContent(trx, id, bounds.newest))!;
       if (precondition !== undefined) {
         // A deleted playlist has no current answer (`*` fails), but the version its delete left has an ETag.
-        const etag = playlistAnswer({ id, name: last.name, songs: songAnswers(await tracks(last.songIds, trx)) }).etag;
-        if (precondition.trim() === '*' || !ifMatch(precondition, etag)) throw preconditionFailed(etag);
+        const current = { id, version: answeredVersion(last), catalogVersion: await readCatalogVersion(trx) };
+        const etag = snapshotEtag(current, OWNER);
+        if (precondition.trim() === '*') {
+          throw new ApiError(
+            412,
+            'This playlist is deleted, so If-Match: * (any current version) matches nothing: send the ETag of the ' +
+              `version its delete left (GET /v3/playlist/${id}/versions/${bounds.newest}), or no If-Match.`,
+            { etag },
+          );
+        }
+        if (!ifMatch(precondition, etag)) throw preconditionFailed(etag);
       }
       withinSongsLimit(to.songIds.length);
       if ((await reservePlaylistSlot(trx, userId, settings.limits.playlistsPerUser)) === undefined) {
-        throw ApiError.conflict(
-          `You have reached the limit of ${settings.limits.playlistsPerUser} playlists; delete one to make room.`,
-        );
+        throw quotaReached(settings.limits.playlistsPerUser);
       }
-      const now = Date.now();
-      await trx
-        .insertInto('playlists')
-        .values({ id, owner_id: userId, name: to.name, created_at: now, version: bounds.newest + 1 })
-        .execute();
-      await insertEntries(trx, id, to.songIds);
-      await addPlaylistDocument(trx, userId, id, playlistDocument(to.name, songs));
-      await trx.deleteFrom('deleted_playlists').where('id', '=', id).execute();
-      await recordRevision(trx, {
-        playlistId: id,
-        ownerId: userId,
-        byId: userId,
-        version: bounds.newest + 1,
-        change: 'restore',
+      return {
         name: to.name,
-        before: last.songIds,
-        after: to.songIds,
-        at: now,
-      });
-      return playlistAnswer({ id, name: to.name, songs: songAnswers(songs) });
+        songIds: songs.map((song) => song.id),
+        // The songs the catalog still has, with the entries they had.
+        entries: to.entries === undefined ? undefined : keptEntries(to, songs),
+        newest: bounds.newest,
+        last: last.entries === undefined ? undefined : { songIds: last.songIds, entries: last.entries },
+        nextEntry: Number(deleted.next_entry),
+      };
     });
-    return { id, ...answer };
+    return { id, ...render(made.snapshot, OWNER), songCount: made.entries.length };
+  }
+
+  // One diff of a user's at a time, its reads included: the rest of their burst waits apart, past that 429 at once.
+  const diffs = boundedPerKey({
+    limit: 1,
+    queue: DIFFS_WAITING_PER_USER,
+    refuse: () => ApiError.tooManyRequests(1, 'Your previous diffs are still being computed; wait for them first.'),
+  });
+
+  /** The JSON Patch from version `from` to `to`: a long one computed on a worker thread. */
+  async function diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
+    const kept = await bounds(userId, id);
+    const target = to ?? kept.newest;
+    for (const [which, v] of [
+      ['from', from],
+      ['to', target],
+    ] as const) {
+      if (v > kept.newest) {
+        throw ApiError.badRequest(`${which} must be a version of this playlist, at most ${kept.newest}.`);
+      }
+    }
+    const [a, b] = [(await version(userId, id, from)).content, (await version(userId, id, target)).content];
+    const versions = { from: { name: a.name, songs: a.songIds }, to: { name: b.name, songs: b.songIds } };
+    return a.songIds.length + b.songIds.length > INLINE_DIFF_SONGS
+      ? workers.run('diff', versions)
+      : diffPlaylists(versions.from, versions.to);
   }
 
   return {
@@ -162,11 +197,22 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       return { revisions: await pageOfRevisions(q, id, limit, offset), total: await revisionCount(q, id) };
     },
 
-    /** A kept version as JSON, as `GET /v3/playlist/{id}` answers a playlist. */
-    async json(userId: number, id: number, wanted: number): Promise<PlaylistAnswer> {
+    /** A kept version as JSON, as `GET /v3/playlist/{id}` answers a playlist, and its name. */
+    async json(userId: number, id: number, wanted: number): Promise<PlaylistAnswer & { readonly name: string }> {
       const { content, grant } = await version(userId, id, wanted);
-      const answer = playlistAnswer({ id, name: content.name, songs: songAnswers(await tracks(content.songIds)) });
-      return grant === undefined ? answer : asSeenBy(answer, grant);
+      // Before the songs (see Snapshot.catalogVersion).
+      const catalogVersion = await readCatalogVersion(q);
+      const songs = songAnswers(await tracks(content.songIds));
+      const answered = {
+        id,
+        version: answeredVersion(content),
+        catalogVersion,
+        name: content.name,
+        songs,
+        rules: content.rules,
+      };
+      const snapshot = snapshotOf(answered);
+      return { ...render(snapshot, grant ?? OWNER), name: content.name };
     },
 
     /** A kept version as a playlist file (the `files.get` of the playlist routes, for one version). */
@@ -177,10 +223,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       format: ExportFormat,
       origin: string,
     ): Promise<PlaylistFile> {
-      if (format === 'json') {
-        const answer = await this.json(userId, id, wanted);
-        return { ...answer, name: (await version(userId, id, wanted)).content.name };
-      }
+      if (format === 'json') return this.json(userId, id, wanted);
       const { content } = await version(userId, id, wanted);
       const links = exportLinks(settings.exports.publicUrl ?? origin, settings.exports.locationTemplate, id);
       const bytes = WRITERS[format]({ id, name: content.name, tracks: await tracks(content.songIds) }, links);
@@ -191,19 +234,8 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
      * The JSON Patch that turns version `from` into version `to` (the current one by default): 400 for a version
      * past the newest, 410 for one no longer kept.
      */
-    async diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
-      const kept = await bounds(userId, id);
-      const target = to ?? kept.newest;
-      for (const [which, v] of [
-        ['from', from],
-        ['to', target],
-      ] as const) {
-        if (v > kept.newest) {
-          throw ApiError.badRequest(`${which} must be a version of this playlist, at most ${kept.newest}.`);
-        }
-      }
-      const [a, b] = [(await version(userId, id, from)).content, (await version(userId, id, target)).content];
-      return diffPlaylistsSliced({ name: a.name, songs: a.songIds }, { name: b.name, songs: b.songIds });
+    diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
+      return diffs(userId, () => diff(userId, id, from, to));
     },
 
     /**
@@ -215,14 +247,34 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       if ((await findDeletedPlaylist(q, id)) !== undefined) {
         return playlists.asWrite(userId, () => restoreDeleted(userId, id, precondition, to));
       }
-      const document = { name: to.name, songs: to.songIds.map((songId) => ({ id: songId })) };
+      // A version recorded with its entries gives them back; one recorded before entries keeps the common part.
+      const document = {
+        name: to.name,
+        songs: to.songIds.map((songId, i) => ({ id: songId, entry: to.entries?.[i] })),
+      };
       const change = () => {
         checkSongCount(document.songs.length, settings.limits);
         return document;
       };
-      return playlists.edit(userId, id, precondition, change, to.songIds.length, 'restore');
+      // A smart version's rules come back with it (its songs are those they choose now); a hand-made version's
+      // songs make the playlist a hand-made one again.
+      const rules = to.rules === null ? null : readRules(JSON.parse(to.rules), settings.limits);
+      return playlists.edit(userId, id, precondition, change, to.songIds.length, 'restore', rules);
     },
   };
 }
 
 export type HistoryService = ReturnType<typeof historyService>;
+
+/** The entries of a version's songs that the catalog still has (`songs`, read from its ids in order). */
+function keptEntries(to: VersionContent, songs: readonly { id: number }[]): number[] {
+  const entries: number[] = [];
+  let s = 0;
+  to.songIds.forEach((songId, i) => {
+    if (songs[s]?.id === songId) {
+      entries.push(to.entries![i]!);
+      s += 1;
+    }
+  });
+  return entries;
+}

@@ -1,6 +1,18 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/database.js';
+import { playlistExists } from '../playlists/playlist.repository.js';
+import { deleteLinksOf } from '../sharing/links.repository.js';
+import { deleteMemberEventsBefore, deleteMembersOf } from '../sharing/members.repository.js';
+import {
+  deleteRevisionsBefore,
+  firstVersionSince,
+  isSplice,
+  lockNewestRevision,
+  makeSnapshot,
+  playlistsWithRevisionsBefore,
+} from './pruning.repository.js';
 import { versionContent } from './revision.repository.js';
+import { deleteEditKeysBefore } from '../playlists/edits/edit-keys.repository.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Old revisions read per look: at most this many, then as many playlists as they belong to, one write each. */
@@ -18,85 +30,45 @@ const INTERVAL_MS = 10 * 60 * 1000;
  * many playlists it looked at.
  */
 export async function pruneHistory(db: Db, cutoff: number): Promise<number> {
-  const old = await db.kysely
-    .selectFrom('playlist_revisions')
-    .select('playlist_id')
-    .where('at', '<', cutoff)
-    .orderBy('at')
-    .limit(BATCH)
-    .execute();
-  const ids = [...new Set(old.map((row) => row.playlist_id))];
+  const ids = await playlistsWithRevisionsBefore(db.kysely, cutoff, BATCH);
   for (const id of ids) await db.write((trx) => prunePlaylist(trx, db.dialect, id, cutoff));
   return ids.length;
 }
 
 async function prunePlaylist(trx: Db['kysely'], dialect: Db['dialect'], id: number, cutoff: number): Promise<void> {
-  // PostgreSQL: the newest revision locked, so that two instances prune a playlist one after the other.
-  const newestQuery = trx
-    .selectFrom('playlist_revisions')
-    .select('version')
-    .where('playlist_id', '=', id)
-    .orderBy('version', 'desc')
-    .limit(1);
-  const newest = await (dialect === 'postgres' ? newestQuery.forUpdate() : newestQuery).executeTakeFirst();
+  const newest = await lockNewestRevision(trx, dialect, id);
   if (newest === undefined) return;
-  const live = await trx.selectFrom('playlists').select('id').where('id', '=', id).executeTakeFirst();
-  const firstKept = await trx
-    .selectFrom('playlist_revisions')
-    .select((eb) => eb.fn.min<number | string | null>('version').as('version'))
-    .where('playlist_id', '=', id)
-    .where('at', '>=', cutoff)
-    .executeTakeFirst();
-  const first = firstKept?.version ?? null;
-  const keepFrom = first !== null ? Number(first) : live === undefined ? undefined : Number(newest.version);
+  const live = await playlistExists(trx, id);
+  const keepFrom = (await firstVersionSince(trx, id, cutoff)) ?? (live ? newest : undefined);
   if (keepFrom === undefined) {
     // It can no longer be restored: its members and links go with its history.
-    await trx.deleteFrom('playlist_revisions').where('playlist_id', '=', id).execute();
-    await trx.deleteFrom('playlist_members').where('playlist_id', '=', id).execute();
-    await trx.deleteFrom('playlist_links').where('playlist_id', '=', id).execute();
+    await deleteRevisionsBefore(trx, id, undefined);
+    await deleteMembersOf(trx, id);
+    await deleteLinksOf(trx, id);
     return;
   }
   const kept = await versionContent(trx, id, keepFrom);
   if (kept === undefined) return;
-  if (kept.chain !== 0 || (await isSplice(trx, id, keepFrom))) {
-    await trx
-      .updateTable('playlist_revisions')
-      .set({ splice_at: null, splice_deleted: null, songs: kept.songIds.join(','), chain: 0 })
-      .where('playlist_id', '=', id)
-      .where('version', '=', keepFrom)
-      .execute();
-  }
-  await trx.deleteFrom('playlist_revisions').where('playlist_id', '=', id).where('version', '<', keepFrom).execute();
+  if (kept.chain !== 0 || (await isSplice(trx, id, keepFrom)))
+    await makeSnapshot(trx, id, keepFrom, kept.songIds, kept.entries);
+  await deleteRevisionsBefore(trx, id, keepFrom);
 }
 
 /**
  * Prunes one batch of member events older than `cutoff` (the change feed refuses tokens that old); returns how many
  * it removed.
  */
-export async function pruneMemberEvents(db: Db, cutoff: number): Promise<number> {
-  const removed = await db.write((trx) =>
-    trx
-      .deleteFrom('member_events')
-      .where('seq', 'in', (eb) =>
-        eb.selectFrom('member_events').select('seq').where('at', '<', cutoff).orderBy('at').limit(BATCH),
-      )
-      .executeTakeFirst(),
-  );
-  return Number(removed.numDeletedRows);
+export function pruneMemberEvents(db: Db, cutoff: number): Promise<number> {
+  return db.write((trx) => deleteMemberEventsBefore(trx, cutoff, BATCH));
 }
 
-async function isSplice(trx: Db['kysely'], id: number, version: number): Promise<boolean> {
-  const row = await trx
-    .selectFrom('playlist_revisions')
-    .select('splice_at')
-    .where('playlist_id', '=', id)
-    .where('version', '=', version)
-    .executeTakeFirst();
-  return row !== undefined && row.splice_at !== null;
+/** Prunes one batch of merged edits' keys older than `cutoff` (kept as long as the history); returns how many. */
+export function pruneEditKeys(db: Db, cutoff: number): Promise<number> {
+  return db.write((trx) => deleteEditKeysBefore(trx, cutoff, BATCH));
 }
 
 /**
- * Prunes revisions and member events older than the retention in the background: a round every ten minutes (the first a minute after
+ * Prunes revisions, member events and merged edits' keys older than the retention in the background: a round every ten minutes (the first a minute after
  * start), at most BATCHES_PER_ROUND batches each, so that a backlog is worked off without holding the writer long.
  */
 export function startHistoryPruning(db: Db, historyDays: number, log: FastifyBaseLogger): { stop(): void } {
@@ -109,6 +81,9 @@ export function startHistoryPruning(db: Db, historyDays: number, log: FastifyBas
       }
       for (let i = 0; i < BATCHES_PER_ROUND && !stopped; i++) {
         if ((await pruneMemberEvents(db, Date.now() - historyDays * DAY_MS)) < BATCH) break;
+      }
+      for (let i = 0; i < BATCHES_PER_ROUND && !stopped; i++) {
+        if ((await pruneEditKeys(db, Date.now() - historyDays * DAY_MS)) < BATCH) break;
       }
     } catch (error) {
       log.warn({ err: error }, 'pruning old playlist revisions or member events failed; trying again later');

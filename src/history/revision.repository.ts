@@ -1,11 +1,16 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { Database, PlaylistRevisionTable } from '../db/schema.js';
+import type { ChangeKind } from './change-kinds.js';
 
 type Q = Kysely<Database>;
 
-export type ChangeKind = 'create' | 'edit' | 'restore' | 'delete';
+/** A version's slots: its songs in order, and the entry of each. */
+export interface Slots {
+  readonly songIds: readonly number[];
+  readonly entries: readonly number[];
+}
 
-/** A revision as a write records it: the playlist's name and songs after it, and its songs before (if any). */
+/** A revision as a write records it: the playlist's name and slots after it, and its slots before (if any). */
 export interface RevisionWrite {
   readonly playlistId: number;
   readonly ownerId: number;
@@ -14,15 +19,17 @@ export interface RevisionWrite {
   readonly version: number;
   readonly change: ChangeKind;
   readonly name: string;
-  /** The songs of the version before, undefined for a create (the revision is then a snapshot). */
-  readonly before: readonly number[] | undefined;
-  readonly after: readonly number[];
+  /** The slots of the version before, undefined for a create (the revision is then a snapshot). */
+  readonly before: Slots | undefined;
+  readonly after: Slots;
   readonly at: number;
   /**
    * The `chain` of the version before, when the write has read it already (null: that version has no revision);
    * left out, it is read here.
    */
   readonly previousChain?: number | null;
+  /** A smart playlist's rules at this version (JSON text); null or absent for a hand-made one. */
+  readonly rules?: string | null | undefined;
 }
 
 /** One splice that turns `before` into `after`: `deleted` ids removed at `at`, then `inserted` put there. */
@@ -42,14 +49,15 @@ export function spliceOf(before: readonly number[], after: readonly number[]): S
   return { at: start, deleted: before.length - start - end, inserted: after.slice(start, after.length - end) };
 }
 
-/** Song ids as `playlist_revisions.songs` holds them. */
+/** Song ids (or entries) as `playlist_revisions.songs` (`entries`) holds them. */
 export const joinIds = (ids: readonly number[]) => ids.join(',');
 const splitIds = (text: string) => (text === '' ? [] : text.split(',').map(Number));
 
 /**
- * Records a revision in the write's transaction: a splice of the version before, or the songs whole when there is
+ * Records a revision in the write's transaction: a splice of the version before, or the slots whole when there is
  * no version before or when the splices since the last whole copy (their ids, and one for each) would add up to more
  * than the playlist's length. So any version is read from at most about its length plus one rows and twice its ids.
+ * The splice is found on the entries (an entry always holds the same song), and the songs of its range go with it.
  */
 export async function recordRevision(trx: Q, revision: RevisionWrite): Promise<void> {
   await trx
@@ -61,7 +69,13 @@ export async function recordRevision(trx: Q, revision: RevisionWrite): Promise<v
 /** The row `recordRevision` writes, for a write that inserts it in a statement of its own making. */
 export async function revisionRow(trx: Q, revision: RevisionWrite): Promise<Insertable<PlaylistRevisionTable>> {
   const { before, after } = revision;
-  let stored = { splice_at: null as number | null, splice_deleted: null as number | null, songs: after, chain: 0 };
+  let stored = {
+    splice_at: null as number | null,
+    splice_deleted: null as number | null,
+    songs: after.songIds,
+    entries: after.entries,
+    chain: 0,
+  };
   if (before !== undefined) {
     const previous =
       revision.previousChain !== undefined
@@ -75,11 +89,18 @@ export async function revisionRow(trx: Q, revision: RevisionWrite): Promise<Inse
               .executeTakeFirst()
           )?.chain ?? null);
     if (previous !== null) {
-      const splice = spliceOf(before, after);
+      const splice = spliceOf(before.entries, after.entries);
       // Each revision counts one besides its ids, so that a run of renames is also cut by a whole copy.
       const chain = previous + splice.deleted + splice.inserted.length + 1;
-      if (chain <= after.length) {
-        stored = { splice_at: splice.at, splice_deleted: splice.deleted, songs: splice.inserted, chain };
+      if (chain <= after.songIds.length) {
+        const songs = after.songIds.slice(splice.at, splice.at + splice.inserted.length);
+        stored = {
+          splice_at: splice.at,
+          splice_deleted: splice.deleted,
+          songs,
+          entries: splice.inserted,
+          chain,
+        };
       }
     }
   }
@@ -91,11 +112,13 @@ export async function revisionRow(trx: Q, revision: RevisionWrite): Promise<Inse
     by_id: revision.byId,
     change: revision.change,
     name: revision.name,
-    song_count: after.length,
+    song_count: after.songIds.length,
     splice_at: stored.splice_at,
     splice_deleted: stored.splice_deleted,
     songs: joinIds(stored.songs),
+    entries: joinIds(stored.entries),
     chain: stored.chain,
+    rules: revision.rules ?? null,
   };
 }
 
@@ -120,6 +143,7 @@ export async function recordDelete(
       'splice_deleted',
       'songs',
       'chain',
+      'rules',
     ])
     .expression((eb) =>
       eb
@@ -137,6 +161,7 @@ export async function recordDelete(
           eb.val(0).as('splice_deleted'),
           eb.val('').as('songs'),
           eb(eb.ref('chain'), '+', 1).as('chain'),
+          'rules',
         ])
         .where('playlist_id', '=', deleted.playlistId)
         .where('version', '=', deleted.version - 1),
@@ -230,7 +255,7 @@ export async function pageOfRevisions(
     version: Number(row.version),
     at: Number(row.at),
     by: row.by ?? '',
-    change: row.change as ChangeKind,
+    change: row.change,
     name: row.name,
     songCount: row.song_count,
   }));
@@ -242,8 +267,12 @@ export interface VersionContent {
   readonly change: ChangeKind;
   readonly name: string;
   readonly songIds: readonly number[];
+  /** The entry of each song; undefined for a version recorded before entries (see migration 2026-12-06-entries). */
+  readonly entries: readonly number[] | undefined;
   /** The revision's splice chain length when it was read (0: a snapshot). */
   readonly chain: number;
+  /** A smart playlist's rules at this version (JSON text); null for a hand-made one. */
+  readonly rules: string | null;
 }
 
 /**
@@ -253,7 +282,7 @@ export interface VersionContent {
 export async function versionContent(db: Q, playlistId: number, version: number): Promise<VersionContent | undefined> {
   const rows = await db
     .selectFrom('playlist_revisions')
-    .select(['version', 'change', 'name', 'splice_at', 'splice_deleted', 'songs', 'chain'])
+    .select(['version', 'change', 'name', 'splice_at', 'splice_deleted', 'songs', 'entries', 'chain', 'rules'])
     .where('playlist_id', '=', playlistId)
     .where('version', '<=', version)
     .where('version', '>=', (eb) =>
@@ -272,10 +301,90 @@ export async function versionContent(db: Q, playlistId: number, version: number)
   const last = rows.at(-1);
   if (rows[0]?.splice_at !== null || last === undefined || Number(last.version) !== version) return undefined;
   let songIds: number[] = [];
+  let entries: number[] | undefined = [];
   for (const row of rows) {
     const ids = splitIds(row.songs);
-    if (row.splice_at === null) songIds = ids;
-    else songIds.splice(row.splice_at, row.splice_deleted ?? 0, ...ids);
+    const made = splitIds(row.entries);
+    // A revision written before entries has songs and no entries: its version's entries are not known.
+    const known = made.length === ids.length;
+    if (row.splice_at === null) {
+      songIds = ids;
+      entries = known ? made : undefined;
+    } else {
+      songIds.splice(row.splice_at, row.splice_deleted ?? 0, ...ids);
+      if (entries !== undefined && known) entries.splice(row.splice_at, row.splice_deleted ?? 0, ...made);
+      else entries = undefined;
+    }
   }
-  return { version, change: last.change as ChangeKind, name: last.name, songIds, chain: last.chain };
+  return { version, change: last.change, name: last.name, songIds, entries, chain: last.chain, rules: last.rules };
+}
+
+/**
+ * The owner's deleted playlists, newest delete first, each with its delete revisions (newest first; none when its
+ * history is no longer kept): the name and the version each left.
+ */
+export function deletedPlaylistsOf(db: Q, ownerId: number) {
+  return db
+    .selectFrom('deleted_playlists as d')
+    .leftJoin('playlist_revisions as r', (join) =>
+      join.onRef('r.playlist_id', '=', 'd.id').on('r.change', '=', 'delete'),
+    )
+    .select(['d.id', 'd.deleted_at', 'r.name', 'r.version'])
+    .where('d.owner_id', '=', ownerId)
+    .orderBy('d.deleted_at', 'desc')
+    .orderBy('r.version', 'desc')
+    .execute();
+}
+
+/** The owner (id and name) of the playlist whose history is kept, and its newest version; undefined without one. */
+export async function historyOwner(
+  db: Q,
+  playlistId: number,
+): Promise<{ id: number; name: string; newest: number } | undefined> {
+  const row = await db
+    .selectFrom('playlist_revisions as r')
+    .innerJoin('users as u', 'u.id', 'r.owner_id')
+    .select(['u.id', 'u.name', (eb) => eb.fn.max('r.version').as('newest')])
+    .where('r.playlist_id', '=', playlistId)
+    .groupBy(['u.id', 'u.name'])
+    .executeTakeFirst();
+  return row === undefined ? undefined : { id: row.id, name: row.name, newest: Number(row.newest) };
+}
+
+/** How a revision changed the entries: a splice, or (`at` undefined) the whole list; `entries` undefined if unknown. */
+export interface EntrySplice {
+  readonly version: number;
+  readonly at: number | undefined;
+  readonly deleted: number;
+  readonly entries: readonly number[] | undefined;
+}
+
+/**
+ * The revisions after version `after` up to `upTo`, oldest first, as changes of the entries: what a merged edit
+ * made on `after` reads to learn where entries removed since then stood.
+ */
+export async function entrySplicesAfter(
+  db: Q,
+  playlistId: number,
+  after: number,
+  upTo: number,
+): Promise<EntrySplice[]> {
+  const rows = await db
+    .selectFrom('playlist_revisions')
+    .select(['version', 'splice_at', 'splice_deleted', 'songs', 'entries'])
+    .where('playlist_id', '=', playlistId)
+    .where('version', '>', after)
+    .where('version', '<=', upTo)
+    .orderBy('version')
+    .execute();
+  return rows.map((row) => {
+    const entries = splitIds(row.entries);
+    const known = entries.length === splitIds(row.songs).length;
+    return {
+      version: Number(row.version),
+      at: row.splice_at ?? undefined,
+      deleted: row.splice_deleted ?? 0,
+      entries: known ? entries : undefined,
+    };
+  });
 }

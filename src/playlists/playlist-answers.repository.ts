@@ -1,17 +1,25 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import DataLoader from 'dataloader';
-import { boundedWithShares } from '../concurrency/bounded.js';
 import type { Db } from '../db/database.js';
 import { catalogVersion } from '../db/playlist-changes.js';
-import { ApiError } from '../http/errors.js';
+import type { LargeRequests } from './large-requests.js';
 import { playlistEntries, songsOfPlaylists, type PlaylistSongRow } from './playlist.repository.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
 /** Songs read in one statement: about 5 ms of SQLite's time, which runs on the event loop. */
 const SONGS_PER_READ = 1000;
 
-/** A playlist with the version of it that was read (NaN: not known, so not kept). */
-export type VersionedPlaylist = PlaylistWithSongs & { readonly version: number };
+/** A playlist with the version of it that was read, and a smart playlist's rules as stored (null otherwise). */
+export type VersionedPlaylist = Omit<PlaylistWithSongs, 'rules'> & {
+  readonly version: number;
+  readonly rules: string | null;
+};
+
+/**
+ * A playlist of a page: `keep` is false for one edited while the page's songs were being read, which was read again
+ * alone (served, not kept).
+ */
+export type PagePlaylist = VersionedPlaylist & { readonly keep: boolean };
 
 /**
  * What the answer cache reads when memory has no current answer (the unit tests wrap it to hold a read half-way).
@@ -29,7 +37,7 @@ export interface AnswerReads {
   playlists(
     callerId: number,
     ids: readonly number[],
-  ): Promise<{ playlists: VersionedPlaylist[]; catalog: number | undefined }>;
+  ): Promise<{ playlists: PagePlaylist[]; catalog: number | undefined }>;
   /** PostgreSQL: the current versions of these playlists, in one indexed read (an edit elsewhere shows in them). */
   versions(ids: readonly number[]): Promise<Map<number, number>>;
 }
@@ -38,10 +46,13 @@ export interface AnswerReads {
 const VERSIONS_PER_STATEMENT = 1000;
 
 /** The playlists with their songs, from the entries in playlist and position order. */
-function assemble(heads: readonly { id: number; name: string; version: number }[], rows: readonly PlaylistSongRow[]) {
+function assemble(
+  heads: readonly { id: number; name: string; version: number; rules: string | null }[],
+  rows: readonly PlaylistSongRow[],
+) {
   const byPlaylist = new Map<number, VersionedPlaylist>();
   const result = heads.map((h) => {
-    const playlist: VersionedPlaylist = { id: h.id, name: h.name, version: h.version, songs: [] };
+    const playlist: VersionedPlaylist = { id: h.id, name: h.name, version: h.version, rules: h.rules, songs: [] };
     byPlaylist.set(h.id, playlist);
     return playlist;
   });
@@ -50,8 +61,11 @@ function assemble(heads: readonly { id: number; name: string; version: number }[
   return result;
 }
 
-/** The reads behind the answer cache. */
-export function databaseReads(db: Db): AnswerReads {
+/**
+ * The reads behind the answer cache; long pages (more songs than one read) are read within `longPages`, the bound
+ * that holds them one at a time.
+ */
+export function databaseReads(db: Db, longPages: LargeRequests): AnswerReads {
   const q = db.kysely;
   // The versions the pages asked for in one turn of the event loop, read in one statement (each still after its
   // request's own page was read; nothing is kept between turns).
@@ -63,16 +77,6 @@ export function databaseReads(db: Db): AnswerReads {
     },
     { cache: false, maxBatchSize: VERSIONS_PER_STATEMENT, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
   );
-  // Long pages one at a time: each takes the event loop for a while, and holds megabytes until it is sent. A user
-  // holds one place among everyone's; the rest of their burst waits apart.
-  const refuse = () => ApiError.unavailable('The service is busy with other large requests; try again shortly.', 1);
-  const yours = () =>
-    ApiError.tooManyRequests(1, 'Your previous large pages are still being read; wait for them first.');
-  const longPages = boundedWithShares(
-    { limit: 1, queue: 256, waitMs: 10_000, refuse },
-    { limit: 1, queue: 32, refuse: yours },
-  );
-
   /**
    * The songs of these playlists. Most pages fit in one read; a page of long playlists (up to 100 000 songs, 7 MB)
    * is read a piece at a time with the event loop free in between, and only one such page is built at once, so
@@ -84,7 +88,7 @@ export function databaseReads(db: Db): AnswerReads {
     return longPages(callerId, async () => {
       for (let last = rows.at(-1); last !== undefined;) {
         await nextTurn();
-        const after = { playlistId: last.playlist_id, position: last.position };
+        const after = { playlistId: last.playlist_id, ord: last.ord };
         const more = await songsOfPlaylists(q, db.dialect, ids, SONGS_PER_READ, after);
         for (const row of more) rows.push(row);
         last = more.length < SONGS_PER_READ ? undefined : more.at(-1);
@@ -101,7 +105,7 @@ export function databaseReads(db: Db): AnswerReads {
     for (const row of rows) {
       if (row.song_id !== null) songs.push({ id: row.song_id, title: row.title!, artist: row.artist! });
     }
-    return { id, name: first.name, version: Number(first.version), songs };
+    return { id, name: first.name, version: Number(first.version), rules: first.rules, songs };
   }
 
   return {
@@ -113,18 +117,22 @@ export function databaseReads(db: Db): AnswerReads {
       // one deleted in between is left out rather than shown short, and one edited in between is read again alone
       // (one statement, so it cannot straddle another edit).
       const heads = () =>
-        q.selectFrom('playlists').select(['id', 'name', 'version', catalogVersion]).where('id', 'in', ids).execute();
+        q
+          .selectFrom('playlists')
+          .select(['id', 'name', 'version', 'rules', catalogVersion])
+          .where('id', 'in', ids)
+          .execute();
       const before = new Map((await heads()).map((h) => [h.id, Number(h.version)]));
       const rows = await songsOf(callerId, ids);
       const after = (await heads()).map((h) => ({ ...h, version: Number(h.version) }));
       after.sort((a, b) => a.id - b.id);
       const assembled = assemble(after, rows);
-      const playlists: VersionedPlaylist[] = [];
+      const playlists: PagePlaylist[] = [];
       for (const [i, head] of after.entries()) {
-        if (before.get(head.id) === head.version) playlists.push(assembled[i]!);
+        if (before.get(head.id) === head.version) playlists.push({ ...assembled[i]!, keep: true });
         else {
           const again = await playlist(head.id);
-          if (again !== undefined) playlists.push({ ...again, version: Number.NaN });
+          if (again !== undefined) playlists.push({ ...again, keep: false });
         }
       }
       return { playlists, catalog: after[0] === undefined ? undefined : Number(after[0].catalog_version) };

@@ -3,6 +3,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Limits } from '../config.js';
 import { createValidatorCompiler, formatValidationError } from '../http/validation.js';
 import { newPlaylistSchema } from './playlist.schemas.js';
+import { looseRulesSchema } from '../smart/rules.js';
 
 /**
  * What an edit may carry, taken from create's own schema (`newPlaylist`) and checked by the validator the routes
@@ -13,15 +14,24 @@ export function editSchemas(limits: Limits) {
   const { name, songIds } = newPlaylistSchema(limits).properties;
   const songId = songIds.items;
   const song = Type.Object({ id: songId }, { additionalProperties: false, description: 'A song: `{"id": N}`' });
+  // Rules, or null to make a smart playlist an ordinary one (1.7.0); read by `readRules` after the schema.
+  const rules = Type.Optional(
+    Type.Union([looseRulesSchema, Type.Null()], {
+      description:
+        "A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs",
+    }),
+  );
   return {
     name,
     songId,
+    rules,
     song,
     songs: Type.Array(song),
     mergePatch: Type.Object(
       {
         name: Type.Optional(name),
         songIds: Type.Optional(Type.Array(songId, { description: songIds.description })),
+        rules,
       },
       { description: 'A partial `newPlaylist` (RFC 7396): the members sent replace those of the playlist' },
     ),

@@ -27,7 +27,8 @@ import {
  */
 export interface PlaylistDocument {
   readonly name: string;
-  readonly songs: readonly { readonly id: number }[];
+  /** Each slot's song, and the entry it keeps (none: a new slot; see entry-order.ts). */
+  readonly songs: readonly { readonly id: number; readonly entry?: number | undefined }[];
 }
 
 export { MAX_PATCH_OPERATIONS } from './playlist-edit.patch.js';
@@ -41,7 +42,11 @@ export { editSchemas } from './playlist-edit.checks.js';
  */
 export function applyJsonPatch(current: PlaylistDocument, patch: unknown, limits: Limits): PlaylistDocument {
   const operations = readJsonPatch(patch, limits);
-  const state: State = { name: current.name, ids: current.songs.map((song) => song.id) };
+  const state: State = {
+    name: current.name,
+    ids: current.songs.map((song) => song.id),
+    entries: current.songs.map((song) => song.entry),
+  };
   for (const operation of operations) {
     switch (operation.op) {
       case 'add':
@@ -53,14 +58,17 @@ export function applyJsonPatch(current: PlaylistDocument, patch: unknown, limits
       case 'remove':
         songAt(state, operation.path.index, operation.source);
         state.ids.splice(operation.path.index, 1);
+        state.entries.splice(operation.path.index, 1);
         break;
       case 'test':
         test(state, operation.path, operation.value, operation.source);
         break;
       case 'move': {
+        // A move keeps the slot's entry.
         const id = songAt(state, operation.from.index, operation.source);
+        const [entry] = state.entries.splice(operation.from.index, 1);
         state.ids.splice(operation.from.index, 1);
-        put(state, operation.path, id, operation.source, ' once the moved song is taken out');
+        put(state, operation.path, id, operation.source, ' once the moved song is taken out', entry);
         break;
       }
       case 'copy':
@@ -84,10 +92,8 @@ export interface MergePatch {
  */
 export function applyMergePatch(current: PlaylistDocument, patch: MergePatch, limits: Limits): PlaylistDocument {
   const { name, songIds } = patch;
-  return edited(
-    { name: name ?? current.name, ids: songIds === undefined ? current.songs.map((song) => song.id) : [...songIds] },
-    limits,
-  );
+  if (songIds === undefined) return edited({ name: name ?? current.name, ...slotsOf(current) }, limits);
+  return edited({ name: name ?? current.name, ids: [...songIds], entries: songIds.map(() => undefined) }, limits);
 }
 
 /**
@@ -101,28 +107,37 @@ export function insertSongs(
   position: number | undefined,
   limits: Limits,
 ): PlaylistDocument {
-  const ids = current.songs.map((song) => song.id);
+  const { ids, entries } = slotsOf(current);
   const at = position ?? ids.length;
   if (at > ids.length) {
     throw conflict(
       `"position" ${at} is past the end: the playlist has ${ids.length} songs (${ids.length} or no position appends).`,
     );
   }
-  return edited({ name: current.name, ids: [...ids.slice(0, at), ...songIds, ...ids.slice(at)] }, limits);
+  ids.splice(at, 0, ...songIds);
+  entries.splice(at, 0, ...songIds.map(() => undefined));
+  return edited({ name: current.name, ids, entries }, limits);
 }
 
+/** The name, and each slot's song and entry (undefined: a new slot), side by side. */
 interface State {
   name: string;
   ids: number[];
+  entries: (number | undefined)[];
 }
+
+const slotsOf = (document: PlaylistDocument) => ({
+  ids: document.songs.map((song) => song.id),
+  entries: document.songs.map((song) => song.entry),
+});
 
 function edited(state: State, limits: Limits): PlaylistDocument {
   checkSongCount(state.ids.length, limits);
-  return { name: state.name, songs: state.ids.map((id) => ({ id })) };
+  return { name: state.name, songs: state.ids.map((id, i) => ({ id, entry: state.entries[i] })) };
 }
 
 /** `add`: a new song goes before the index (or last for `-`); a name, the songs or an id is replaced. */
-function put(state: State, place: Place, value: Value, source: Source, note = ''): void {
+function put(state: State, place: Place, value: Value, source: Source, note = '', entry?: number): void {
   if (place.kind === 'song') {
     const at = place.index === '-' ? state.ids.length : place.index;
     if (at > state.ids.length) {
@@ -131,6 +146,7 @@ function put(state: State, place: Place, value: Value, source: Source, note = ''
       );
     }
     state.ids.splice(at, 0, asNumber(value));
+    state.entries.splice(at, 0, entry);
   } else {
     replace(state, place, value, source);
   }
@@ -143,11 +159,14 @@ function replace(state: State, place: ExistingPlace, value: Value, source: Sourc
       break;
     case 'songs':
       state.ids = [...asIds(value)];
+      state.entries = state.ids.map(() => undefined);
       break;
     case 'song':
     case 'songId':
+      // Another song in a slot is a new slot.
       songAt(state, place.index, source);
       state.ids[place.index] = asNumber(value);
+      state.entries[place.index] = undefined;
       break;
   }
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
+import { emptyJsonBody, hasBody } from '../http/body-parsers.js';
 import { ApiError } from '../http/errors.js';
 import {
   AUTHENTICATED_ERRORS,
@@ -15,7 +16,8 @@ import {
   JSON_TYPE,
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
-import type { Edit } from './playlist-edit.service.js';
+import type { Edit, RulesChange } from './playlist-edit.service.js';
+import { readRules } from '../smart/rules.js';
 import type { PlaylistService } from './playlist.service.js';
 import {
   applyJsonPatch,
@@ -27,7 +29,7 @@ import {
 import { PlaylistParams, UNKNOWN_SONGS, type PlaylistWithSongs } from './playlist.schemas.js';
 
 export interface PlaylistEditRouteDeps {
-  readonly editor: Pick<PlaylistService, 'edit'>;
+  readonly playlists: Pick<PlaylistService, 'edit'>;
   readonly limits: Limits;
   readonly authenticate: onRequestHookHandler;
 }
@@ -69,7 +71,7 @@ function editAnswers(limits: Limits) {
     403: FORBIDDEN,
     404: NOT_FOUND,
     409: error(
-      `The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, or it would leave more than ${limits.songsMax} songs.`,
+      `The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than ${limits.songsMax} songs, or it changes the songs of a smart playlist by hand.`,
     ),
     410: GONE,
     412: error('`If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag.', {
@@ -84,9 +86,13 @@ function editAnswers(limits: Limits) {
 
 /** The body types read as a merge patch: the merge patch's own, JSON, and what create also takes. */
 const MERGE_PATCH_TYPES = [MERGE_PATCH, 'application/json', 'text/plain', 'application/x-www-form-urlencoded'];
-/** Another body type is refused before a parser is looked for, so its 415 names the types a PATCH takes. */
+/**
+ * Another body type is refused before a parser is looked for, so its 415 names the types a PATCH takes; no body at
+ * all (and so no type) is told it is empty.
+ */
 const refuseOtherPatchTypes = async (request: FastifyRequest, _reply: FastifyReply, payload: unknown) => {
   const type = request.mediaType ?? '';
+  if (type === '' && !hasBody(request)) throw ApiError.badRequest(emptyJsonBody(undefined));
   if (type !== JSON_PATCH && !MERGE_PATCH_TYPES.includes(type)) {
     throw new ApiError(415, `A PATCH takes ${ACCEPT_PATCH} (or application/json as a merge patch).`, {
       'accept-patch': ACCEPT_PATCH,
@@ -97,7 +103,7 @@ const refuseOtherPatchTypes = async (request: FastifyRequest, _reply: FastifyRep
 
 /**
  * What a JSON Patch asks to write, as the edit's cost: its operations and the songs their values carry (a merge
- * patch's cost is the songs it sends). The playlist's own songs are counted by the editor.
+ * patch's cost is the songs it sends). The playlist's own songs are counted by the edit itself.
  */
 function jsonPatchCost(body: unknown): number {
   if (!Array.isArray(body)) return 0;
@@ -111,28 +117,50 @@ function jsonPatchCost(body: unknown): number {
 
 /** Runs the edit of the request's playlist, under its `If-Match`, and answers the edited playlist with its ETag. */
 async function sendEdit(
-  editor: PlaylistEditRouteDeps['editor'],
+  playlists: PlaylistEditRouteDeps['playlists'],
   request: EditRequest,
   reply: FastifyReply,
   change: Edit,
   cost: number,
+  rules?: RulesChange,
 ) {
   const { userId } = request.caller;
-  const edited = await editor.edit(userId, request.params.playlistId, request.headers['if-match'], change, cost);
+  const { playlistId } = request.params;
+  const edited = await playlists.edit(userId, playlistId, request.headers['if-match'], change, cost, 'edit', rules);
   return reply.header('etag', edited.etag).type(JSON_TYPE).send(edited.body);
 }
 
 /**
+ * What an edit's `rules` asks (1.7.0): absent, nothing; null, an ordinary playlist; else the rules, read by
+ * `readRules` (400 naming the path of the first problem). Rules and songs together are a 400: a smart playlist's
+ * songs are those its rules choose.
+ */
+function rulesOf(body: { readonly songIds?: unknown; readonly rules?: unknown }, limits: Limits): RulesChange {
+  if (body.rules === undefined || body.rules === null) return body.rules;
+  if (body.songIds !== undefined) {
+    throw ApiError.badRequest('Send "songIds" or "rules" (a smart playlist), not both.');
+  }
+  return readRules(body.rules, limits);
+}
+
+/**
  * Editing (API 1.3.0): PATCH (merge patch or JSON Patch), PUT of a whole `newPlaylist`, and POST of songs to insert,
- * at `/v3/playlist/{id}` and the plural alias. Each route is a schema and one call to the editor; the schemas are
+ * at `/v3/playlist/{id}` and the plural alias. Each route is a schema and one call to the playlists service; the schemas are
  * the only check of a merge patch, a PUT or inserted songs.
  */
 export function playlistEditRoutes(app: TypedApp, deps: PlaylistEditRouteDeps): void {
-  const { editor, limits, authenticate } = deps;
+  const { playlists, limits, authenticate } = deps;
   const schemas = editSchemas(limits);
   const putBody = Type.Object(
-    { name: schemas.name, songIds: Type.Array(schemas.songId, { description: 'The songs, in order' }) },
-    { description: 'A whole `newPlaylist`: both members are required' },
+    {
+      name: schemas.name,
+      songIds: Type.Optional(Type.Array(schemas.songId, { description: 'The songs, in order' })),
+      rules: schemas.rules,
+    },
+    {
+      description:
+        'A whole `newPlaylist`: the name, and the songs or (1.7.0) a smart playlist\'s rules; `{"name", "rules": null}` keeps the songs of a smart playlist it makes ordinary',
+    },
   );
   // A 415 of a PATCH names the types it takes, whether Fastify found no parser or the route refused the type.
   const acceptPatch = async (_request: unknown, reply: FastifyReply, payload: unknown) => {
@@ -194,11 +222,13 @@ export function playlistEditRoutes(app: TypedApp, deps: PlaylistEditRouteDeps): 
         // Any other type was refused before its body was read (refuseOtherPatchTypes).
         if (request.mediaType === JSON_PATCH) {
           const cost = jsonPatchCost(body);
-          return sendEdit(editor, request, reply, (current) => applyJsonPatch(current, body, limits), cost);
+          return sendEdit(playlists, request, reply, (current) => applyJsonPatch(current, body, limits), cost);
         }
-        const patch = body as MergePatch;
+        const patch = body as MergePatch & { readonly rules?: unknown };
+        const rules = rulesOf(patch, limits);
         const cost = patch.songIds?.length ?? 0;
-        return sendEdit(editor, request, reply, (current) => applyMergePatch(current, patch, limits), cost);
+        const change: Edit = (current) => applyMergePatch(current, patch, limits);
+        return sendEdit(playlists, request, reply, change, cost, rules);
       },
     },
     '',
@@ -215,7 +245,10 @@ export function playlistEditRoutes(app: TypedApp, deps: PlaylistEditRouteDeps): 
         summary: 'Replace a playlist',
         tags: LIBRARY,
         security: SECURITY,
-        description: 'Replaces the name and the songs of the playlist (both required).',
+        description:
+          'Replaces the name and the songs of the playlist; or (1.7.0) its name and rules, making it a smart ' +
+          'playlist (`"rules": null`: an ordinary playlist that keeps its songs). A smart playlist\'s songs cannot ' +
+          'be replaced by hand (409).',
         params: PlaylistParams,
         headers: ifMatchHeaders,
         body: putBody,
@@ -223,7 +256,12 @@ export function playlistEditRoutes(app: TypedApp, deps: PlaylistEditRouteDeps): 
       },
       handler: async (request, reply) => {
         const put = request.body;
-        return sendEdit(editor, request, reply, (current) => applyMergePatch(current, put, limits), put.songIds.length);
+        const rules = rulesOf(put, limits);
+        if (put.songIds === undefined && put.rules === undefined) {
+          throw ApiError.badRequest('"songIds" is required (or "rules", for a smart playlist).');
+        }
+        const change: Edit = (current) => applyMergePatch(current, { name: put.name, songIds: put.songIds }, limits);
+        return sendEdit(playlists, request, reply, change, put.songIds?.length ?? 0, rules);
       },
     },
     '',
@@ -251,7 +289,7 @@ export function playlistEditRoutes(app: TypedApp, deps: PlaylistEditRouteDeps): 
       handler: async (request, reply) => {
         const { songIds, position } = request.body;
         const insert: Edit = (current) => insertSongs(current, songIds, position, limits);
-        return sendEdit(editor, request, reply, insert, songIds.length);
+        return sendEdit(playlists, request, reply, insert, songIds.length);
       },
     },
     '',

@@ -1,19 +1,35 @@
 import { boundedPerKey } from '../concurrency/bounded.js';
-import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
+import type { EditKind } from '../history/change-kinds.js';
 import { ifMatch, preconditionFailed } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
-import { playlistDocument } from '../search/search-text.js';
-import { findSongsByIds, type CatalogSong } from '../songs/song.repository.js';
-import { playlistForEdit, playlistLength, saveEdit } from './playlist-edit.repository.js';
+import { keepCommon } from './entry-order.js';
+import { playlistLength } from './playlist-store.repository.js';
+import type { PlaylistStore } from './playlist.store.js';
 import { EditRefused } from './playlist-edit.checks.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
-import { asSeenBy, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
-import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
+import { render, snapshotEtag, type PlaylistAnswer } from './playlist.render.js';
+import { LONG_PLAYLIST, largeRequests } from './large-requests.js';
 import type { Grant, PlaylistAccess } from './playlist.access.js';
+import { findRuleCycle, ruleCycleError } from '../smart/rules.cycles.js';
+import { smartSongIds } from '../smart/smart-songs.repository.js';
+import type { Rules } from '../smart/rules.js';
+import { checkRulePlaylists, smartSongsByHand } from '../smart/smart.checks.js';
+
+/** An edit's answer: the edited playlist as the editor now reads it, and how many songs it holds. */
+export type Edited = PlaylistAnswer & { readonly id: number; readonly songCount: number };
 
 /** An edit: the playlist as it is now to the playlist as it will be, or an EditRefused that changes nothing. */
 export type Edit = (current: PlaylistDocument) => PlaylistDocument;
+
+/**
+ * What an edit does to a smart playlist's rules (1.7.0): undefined leaves them; rules (from `readRules`) make the
+ * playlist a smart playlist of the songs they choose; null makes it an ordinary playlist that keeps its songs.
+ */
+export type RulesChange = Rules | null | undefined;
+
+const sameSongs = (a: PlaylistDocument['songs'], b: PlaylistDocument['songs']) =>
+  a.length === b.length && a.every((song, i) => song.id === b[i]!.id && song.entry === b[i]!.entry);
 
 /**
  * Edits through the one write path (SQLite's group commit, a transaction on PostgreSQL). First the caller's access
@@ -22,11 +38,17 @@ export type Edit = (current: PlaylistDocument) => PlaylistDocument;
  * lock), and long ones a few at a time, one of them a user's.
  *
  * Everything else that decides the outcome is read inside the transaction: whether the playlist is still there (410
- * before any precondition; an owner never changes, ids are never reused), its current answer for `If-Match`, and the
- * songs it holds, so two edits can never both pass the same tag and appends sent together all land. The answer is
- * the edited playlist as GET will answer it, with its new ETag.
+ * before any precondition; an owner never changes, ids are never reused), its version and the catalog's for
+ * `If-Match` (the ETag is made of them), and the songs it holds, so two edits can never both pass the same tag and
+ * appends sent together all land. The answer is the edited playlist as GET will answer it, with its new ETag.
  */
-export function playlistEditor(db: Db, limits: Limits, access: PlaylistAccess, onEdited: (id: number) => void) {
+export function playlistEditor(
+  db: Db,
+  store: PlaylistStore,
+  access: PlaylistAccess,
+  songsMax: number,
+  onEdited: (id: number) => void,
+) {
   const longEdits = largeRequests(2, 'Your previous long edits are still being saved; wait for them first.');
   const busyPlaylist = () =>
     ApiError.unavailable('This playlist has many edits waiting already; try again shortly.', 1);
@@ -38,48 +60,61 @@ export function playlistEditor(db: Db, limits: Limits, access: PlaylistAccess, o
     id: number,
     precondition: string | undefined,
     change: Edit,
-    kind: 'edit' | 'restore',
-  ): Promise<PlaylistAnswer & { id: number }> {
-    const answer = await db.write(async (trx) => {
-      const current = await playlistForEdit(trx, db.dialect, id);
-      if (current === undefined) throw await access.refusal(userId, id, trx);
+    kind: EditKind,
+    rules: RulesChange,
+  ): Promise<Edited> {
+    if (rules != null) await checkRulePlaylists(access, userId, rules);
+    const edited = await store.edit(id, userId, kind, async (current, trx) => {
       // The edit is worked out first, but a refusal of it answers only once the precondition holds.
+      const document = {
+        name: current.name,
+        songs: current.entries.map((e) => ({ id: e.songId, entry: e.entry })),
+      };
       let next: PlaylistDocument | undefined;
       let refused: unknown;
       try {
-        next = applied(change, { name: current.name, songs: current.songIds.map((songId) => ({ id: songId })) });
+        next = applied(change, document);
       } catch (error) {
         refused = error;
       }
-      const songIds = next?.songs.map((song) => song.id) ?? [];
-      // The songs before (for the ETag If-Match names) and after, read in one statement.
-      const catalog = await catalogSongs(trx, precondition === undefined ? songIds : [...current.songIds, ...songIds]);
       if (precondition !== undefined) {
-        const songs = inOrder(catalog, current.songIds);
-        // The caller's own view of it: a member's answers carry the owner and their role, and their own ETag.
-        const now = asSeenBy(
-          playlistAnswer({ id, name: current.name, songs: songs.map(({ genre: _, ...song }) => song) }),
-          grant,
-        );
-        if (!ifMatch(precondition, now.etag)) throw preconditionFailed(now.etag);
+        // The caller's own view of it (a member's answers carry the owner and their role): its tag, from versions.
+        const now = snapshotEtag({ id, version: current.version, catalogVersion: current.catalogVersion }, grant);
+        if (!ifMatch(precondition, now)) throw preconditionFailed(now);
       }
       if (next === undefined) throw refused;
-      const songs = inOrder(catalog, songIds);
-      const doc = playlistDocument(next.name, songs);
-      await saveEdit(trx, db.dialect, id, current, { name: next.name, songIds, doc }, kind, userId);
-      return asSeenBy(
-        playlistAnswer({ id, name: next.name, songs: songs.map(({ genre: _, ...song }) => song) }),
-        grant,
-      );
+      const rulesAfter = rules === undefined ? current.rules : rules === null ? null : JSON.stringify(rules);
+      if (rules != null) {
+        // The songs are those the rules choose (a restore of a smart version sends the songs it had besides).
+        // In the write's transaction: rules stored meanwhile by another write are seen (rules.cycles.ts).
+        const cycle = await findRuleCycle(trx, id, rules);
+        if (cycle !== undefined) throw ruleCycleError(cycle);
+        const songIds = await smartSongIds(trx, db.dialect, rules, { now: Date.now(), songsMax });
+        return { name: next.name, slots: keepCommon(current.entries, songIds), result: undefined, rules: rulesAfter };
+      }
+      if (rulesAfter !== null && !sameSongs(document.songs, next.songs)) throw ApiError.conflict(smartSongsByHand(id));
+      // A whole new list of songs (no slot kept by the edit itself) keeps the entries of the songs it keeps in order.
+      const slots = next.songs.some((song) => song.entry !== undefined)
+        ? next.songs.map((song) => ({ songId: song.id, entry: song.entry }))
+        : keepCommon(
+            current.entries,
+            next.songs.map((song) => song.id),
+          );
+      return { name: next.name, slots, result: undefined, rules: rulesAfter };
     });
+    if (edited === undefined) throw await access.refusal(userId, id);
     onEdited(id);
-    return { id, ...answer };
+    return { id, ...render(edited.snapshot, grant), songCount: edited.entries.length };
   }
 
   return {
+    /** Runs another write of the playlist in its turn among this process's edits of it (a merged edit). */
+    inTurn: <T>(id: number, work: () => Promise<T>): Promise<T> => perPlaylist(id, work),
+
     /**
      * Applies `change` to the playlist when `If-Match` (if sent) names its current answer; `kind` is the revision it
-     * records (a restore goes this way too).
+     * records (a restore goes this way too); `rules`, what it does to a smart playlist's rules. A change of the songs
+     * of a playlist that has rules after the edit is a 409.
      */
     async edit(
       userId: number,
@@ -87,11 +122,12 @@ export function playlistEditor(db: Db, limits: Limits, access: PlaylistAccess, o
       precondition: string | undefined,
       change: Edit,
       cost = 0,
-      kind: 'edit' | 'restore' = 'edit',
+      kind: EditKind = 'edit',
+      rules?: RulesChange,
     ) {
       const grant = await access.requireAccess(userId, id, 'edit');
       const length = await playlistLength(db.kysely, id);
-      const run = () => edit(userId, grant, id, precondition, change, kind);
+      const run = () => edit(userId, grant, id, precondition, change, kind, rules);
       return perPlaylist(id, () => (length + cost > LONG_PLAYLIST ? longEdits(userId, run) : run()));
     },
   };
@@ -105,20 +141,4 @@ function applied(change: Edit, current: PlaylistDocument): PlaylistDocument {
     if (!(error instanceof EditRefused)) throw error;
     throw error.reason === 'malformed' ? ApiError.badRequest(error.message) : ApiError.conflict(error.message);
   }
-}
-
-/** The catalog's songs of these ids, by id. */
-async function catalogSongs(trx: Db['kysely'], ids: readonly number[]) {
-  const found = await findSongsByIds(trx, ids);
-  return new Map(found.map((song) => [song.id, song]));
-}
-
-/** The songs of these ids, in their order; 422 naming the ids the catalog does not have. */
-function inOrder(catalog: ReadonlyMap<number, CatalogSong>, ids: readonly number[]) {
-  const unknown = [...new Set(ids.filter((id) => !catalog.has(id)))];
-  if (unknown.length > 0) throw notInCatalog(unknown);
-  return ids.map((id) => {
-    const { title, artist, genre } = catalog.get(id)!;
-    return { id, title, artist, genre };
-  });
 }

@@ -1,7 +1,7 @@
 import type { ExportConfig } from '../config.js';
 import { WRITERS, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
-import { etagOf, type PlaylistAnswer } from './playlist.answers.js';
+import { etagOf, type PlaylistAnswer } from './playlist.render.js';
 import type { PlaylistService } from './playlist.service.js';
 
 /** A playlist in one format: its bytes, their strong ETag, and its name (for the download's file name). */
@@ -10,17 +10,14 @@ export interface PlaylistFile extends PlaylistAnswer {
 }
 
 /**
- * The owner's playlist in a format. JSON is the answer `get` keeps; the files (XSPF, JSPF, M3U8) are written from a
- * fresh read of the playlist and its songs' catalog data, so a catalog change or a delete shows at once, and each
- * has a strong ETag over its own bytes. `base` is the public base URL the file's links start with.
+ * The playlist in a format. JSON is `get`'s answer (rendered from the snapshot the cache keeps, its ETag from
+ * versions); the files (XSPF, JSPF, M3U8) are written from a fresh read of the playlist and its songs' catalog data,
+ * so a catalog change or a delete shows at once, and each has a strong ETag over its own bytes. `base` is the public base URL the file's links start with.
  */
 export function playlistFiles(playlists: PlaylistService, config: ExportConfig) {
   return {
     async get(userId: number, id: number, format: ExportFormat, requestOrigin: string): Promise<PlaylistFile> {
-      if (format === 'json') {
-        const answer = await playlists.get(userId, id);
-        return { ...answer, name: (JSON.parse(answer.body.toString('utf8')) as { name: string }).name };
-      }
+      if (format === 'json') return playlists.get(userId, id);
       const playlist = await playlists.exportable(userId, id);
       const links = exportLinks(config.publicUrl ?? requestOrigin, config.locationTemplate, id);
       const bytes = WRITERS[format](playlist, links);

@@ -5,14 +5,15 @@ import { importCatalog, seedDemoCatalog } from '../catalog/catalog.service.js';
 import { loadConfig } from '../config.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { reservePlaylistSlot } from '../users/user.repository.js';
-import { CHANGE_LOG_LENGTH, ChangeLog } from '../db/playlist-changes.js';
+import { CHANGE_LOG_LENGTH } from '../db/playlist-changes.js';
 import { ApiError } from '../http/errors.js';
 import { databaseReads, type AnswerReads } from './playlist-answers.repository.js';
+import { Freshness } from './freshness.js';
 import { playlistAccess } from './playlist.access.js';
-import { PlaylistCache, type PageRow } from './playlist.cache.js';
-import type { PlaylistAnswer } from './playlist.answers.js';
-import { deletePlaylist, insertEntries, insertPlaylist, pageOfPlaylists } from './playlist.repository.js';
+import { longPages, PlaylistCache, type PageRow } from './playlist.cache.js';
+import { OWNER, render, type PlaylistAnswer } from './playlist.render.js';
+import { pageOfPlaylists } from './playlist.repository.js';
+import { playlistStore } from './playlist.store.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
 /** A database opened as an instance of the service opens it, with the statements it runs. */
@@ -43,7 +44,7 @@ const parsed = (answer: PlaylistAnswer | undefined) => JSON.parse(answer!.body.t
 
 /** Reads that stop half-way when asked to: after the database answered, before the cache sees the answer. */
 function holdableReads(db: Db) {
-  const reads = databaseReads(db);
+  const reads = databaseReads(db, longPages());
   let held: { reached: () => void; release: Promise<void> } | undefined;
   const wait = async () => {
     const hold = held;
@@ -83,21 +84,24 @@ function holdableReads(db: Db) {
 
 /** The answers as the service asks for them: access first (undefined for a 404 or 410), then the cache. */
 function answers(db: Db, maxBytes: number, reads?: AnswerReads) {
-  const changes = db.dialect === 'sqlite' ? new ChangeLog(db) : undefined;
-  const access = playlistAccess(db, changes);
-  const cache = new PlaylistCache(db, maxBytes, changes, reads);
+  const freshness = new Freshness(db);
+  const access = playlistAccess(db, freshness);
+  const cache = new PlaylistCache(db, maxBytes, freshness, reads);
   return {
     async playlist(userId: number, id: number): Promise<PlaylistAnswer | undefined> {
-      const grant = await access.requireAccess(userId, id, 'read').catch((error: unknown) => {
+      const grant = await access.requireCurrent(userId, id).catch((error: unknown) => {
         if (error instanceof ApiError) return undefined;
         throw error;
       });
-      return grant === undefined ? undefined : cache.playlist(grant);
+      const snapshot = grant === undefined ? undefined : await cache.playlist(grant);
+      return snapshot === undefined ? undefined : render(snapshot, OWNER);
     },
-    page: <DB, TB extends keyof DB, R extends PageRow>(userId: number, query: SelectQueryBuilder<DB, TB, R>) =>
-      cache.page(userId, query),
+    async page<DB, TB extends keyof DB, R extends PageRow>(userId: number, query: SelectQueryBuilder<DB, TB, R>) {
+      const found = await cache.page(userId, query);
+      return { ...found, answers: found.snapshots.map((snapshot) => render(snapshot, OWNER)) };
+    },
     forget: (id: number) => {
-      cache.forget(id);
+      freshness.forget(id);
     },
   };
 }
@@ -370,15 +374,11 @@ async function addUser(db: Db, name: string): Promise<number> {
   return row.id;
 }
 
-function addPlaylist(db: Db, ownerId: number, name: string, songIds: readonly number[]): Promise<number> {
-  return db.write(async (trx) => {
-    await reservePlaylistSlot(trx, ownerId, 1_000_000);
-    const id = await insertPlaylist(trx, ownerId, name, 0, songIds);
-    await insertEntries(trx, id, songIds);
-    return id;
-  });
+async function addPlaylist(db: Db, ownerId: number, name: string, songIds: readonly number[]): Promise<number> {
+  const songs = songIds.map((id) => ({ id, title: '', artist: '', genre: '' }));
+  return (await playlistStore(db).create(ownerId, name, songs, 0, 1_000_000)).snapshot.id;
 }
 
 async function removePlaylist(db: Db, ownerId: number, id: number): Promise<void> {
-  expect(await db.write((trx) => deletePlaylist(trx, id, ownerId, 0))).toBe(true);
+  expect(await playlistStore(db).remove(id, ownerId)).toBe(true);
 }

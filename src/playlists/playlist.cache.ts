@@ -1,26 +1,26 @@
 import { type SelectQueryBuilder } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
-import { catalogVersion, type BigintColumn, type ChangeLog } from '../db/playlist-changes.js';
+import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
+import type { Freshness } from './freshness.js';
+import { largeRequests } from './large-requests.js';
 import { databaseReads, type AnswerReads } from './playlist-answers.repository.js';
-import type { Grant } from './playlist.access.js';
-import { playlistAnswer, playlistAnswers, type PlaylistAnswer } from './playlist.answers.js';
+import type { CurrentGrant } from './playlist.access.js';
+import { snapshotOf, snapshotsOf, type Snapshot } from './playlist.render.js';
 
-/** Memory an entry takes beyond its bytes (the object, the key, the ETag, the cache's own bookkeeping). */
+/** Memory an entry takes beyond its bytes (the object, the key, the name, the cache's own bookkeeping). */
 const ENTRY_OVERHEAD = 200;
 
-/** A kept answer, with what it was confirmed by. */
-interface Entry extends PlaylistAnswer {
-  /** The catalog version its songs were read at. */
-  readonly catalog: number;
-  /** The playlist's version (counted up by each edit) it was read at. */
-  readonly version: number;
-}
+/**
+ * The bound on reading long pages: one at a time, since each takes the event loop for a while and holds megabytes
+ * until it is sent.
+ */
+export const longPages = () => largeRequests(1, 'Your previous large pages are still being read; wait for them first.');
 
-/** A page's answers, in page order, and the ids of their playlists (a playlist deleted meanwhile is left out). */
-export interface Answers {
+/** A page's snapshots, in page order, and the ids of their playlists (a playlist deleted meanwhile is left out). */
+export interface PageSnapshots {
   readonly ids: number[];
-  readonly answers: PlaylistAnswer[];
+  readonly snapshots: Snapshot[];
 }
 
 /**
@@ -31,106 +31,103 @@ export interface Answers {
 export type PageRow = { readonly id: number; readonly version?: number | string };
 
 /**
- * The current answers of playlists, kept in memory by playlist id and bounded by bytes, behind two doors: `playlist`
- * for one playlist the caller was granted (playlist.access.ts decides who may read it, before this) and `page` for
- * the playlists a page query finds; and `forget`, which a write of this process calls. Callers never learn whether
- * an answer came from memory; only an entry served makes it recent.
+ * The current snapshots of playlists (what their answers are rendered from), kept in memory and bounded by bytes,
+ * behind two doors: `playlist` for one playlist the caller was granted (playlist.access.ts decides who may read it,
+ * before this) and `page` for the playlists a page query finds. Callers never learn whether an answer came from
+ * memory; only an entry served makes it recent.
  *
- * An answer depends on its playlist being there at the version it was read at (a delete or an edit can come through
- * the API, a user's removal, any instance or the command line), and on the catalog version (counted up by a trigger
- * whenever an import changes a song's text). An entry is served only once the database has confirmed that it is
- * current:
+ * A snapshot is what a playlist at one version answers at one catalog version: the three numbers decide every byte,
+ * so an entry is served only for the (playlist, version, catalog version) it was read at, and never needs to be
+ * made untrue. Each playlist keeps its newest one. The door names the versions the database confirmed:
  *
- * - one playlist: the versions of the playlist and of the catalog read with the access check, or on SQLite, when
- *   access was known without a read, the change log caught up with (without I/O when nothing was committed since
- *   the last look), which forgets deleted and edited playlists;
- * - a page: its ids are read from the database, with the catalog version in the same statement (this door adds the
- *   column to the caller's query), so a deleted playlist is never among them; on PostgreSQL the versions of those
- *   with an entry are read in one more indexed read, on SQLite the change log is caught up with first.
+ * - one playlist: the grant's, read with the access row, or on SQLite, when access was known without a read, from the
+ *   change log the access caught up with (see Freshness);
+ * - a page: its ids and versions are read from the database, with the catalog version in the same statement (this
+ *   door adds the column to the caller's query), so a deleted playlist is never among them. A page whose query does
+ *   not read versions (a search's) reads those with an entry in one more indexed read on PostgreSQL; on SQLite it
+ *   catches up with the change log first, which forgets (Freshness tells this cache) a playlist changed anywhere, so
+ *   that an entry left is the current one.
  *
- * A newer catalog version forgets every entry. A read keeps what it read only when no delete, edit or catalog change
- * was applied here since it began (a read begun before a delete must not store what it read after it), and when its
- * songs were read at the catalog version it was confirmed at (a long page is read in several statements that may
- * straddle an import: such answers are served, not kept).
+ * A newer catalog version forgets every entry (none can be served again). For that SQLite door, a read keeps what it
+ * read only when Freshness told of no delete, edit or membership change since it began (a read begun before an edit
+ * must not store the older version after the log forgot it), and when its songs were read at the catalog version it
+ * was confirmed at (a long page is read in several statements that may straddle an import: such answers are served,
+ * not kept).
  */
 export class PlaylistCache {
   readonly #db: Db;
   readonly #reads: AnswerReads;
-  readonly #changes: ChangeLog | undefined;
-  readonly #entries: LRUCache<number, Entry> | undefined;
+  readonly #freshness: Freshness;
+  /** Each playlist's newest snapshot kept, by playlist id. */
+  readonly #entries: LRUCache<number, Snapshot> | undefined;
   /** The newest catalog version seen, -1 before the first. */
   #catalog = -1;
-  /** Counts the times entries were forgotten for a delete, an edit or a catalog change. */
-  #generation = 0;
 
-  constructor(db: Db, maxBytes: number, changes: ChangeLog | undefined, reads: AnswerReads = databaseReads(db)) {
+  constructor(db: Db, maxBytes: number, freshness: Freshness, reads: AnswerReads = databaseReads(db, longPages())) {
     this.#db = db;
     this.#reads = reads;
-    this.#changes = changes;
+    this.#freshness = freshness;
     this.#entries =
       maxBytes > 0
-        ? new LRUCache({ maxSize: maxBytes, sizeCalculation: (entry) => entry.body.length + ENTRY_OVERHEAD })
+        ? new LRUCache({ maxSize: maxBytes, sizeCalculation: (entry) => entry.json.length + ENTRY_OVERHEAD })
         : undefined;
-    changes?.listen({
+    // A playlist changed: its entry will not be served again, and on SQLite an entry left must be the current one.
+    freshness.listen({
       changed: (ids) => {
         for (const id of ids) this.#entries?.delete(id);
-        this.#generation += 1;
       },
       all: () => {
-        this.#forgetAll();
+        this.#entries?.clear();
       },
     });
   }
 
-  /** The current answer of the granted playlist; undefined when it was deleted since the grant. */
-  async playlist(grant: Grant): Promise<PlaylistAnswer | undefined> {
-    const { id, version } = grant;
-    // SQLite: catch up with the change log (without I/O when nothing was committed), which forgets changed playlists.
-    const caughtUp = this.#changes?.caughtUp();
-    const seen = caughtUp instanceof Promise ? await caughtUp : caughtUp;
-    const catalog = grant.catalog ?? seen;
-    if (catalog === undefined) throw new Error('A grant read without versions needs the change log.');
+  /** The snapshot of the granted playlist at the grant's versions; undefined when it was deleted since the grant. */
+  async playlist(grant: CurrentGrant): Promise<Snapshot | undefined> {
+    const { id, version, catalogVersion: catalog } = grant;
     this.#observe(catalog);
     const kept = this.#kept(id, catalog, version);
     if (kept !== undefined) return kept;
-    const generation = this.#generation;
+    const generation = this.#freshness.generation;
     const found = await this.#reads.playlist(id);
     if (found === undefined) return undefined;
-    const { version: read, ...playlist } = found;
-    const answer = playlistAnswer(playlist);
-    this.#keep(id, answer, catalog, read, generation);
-    return answer;
+    // Labelled with the catalog version confirmed before the read (see Snapshot.catalogVersion).
+    const snapshot = snapshotOf({ ...found, catalogVersion: catalog });
+    this.#keep(snapshot, generation);
+    return snapshot;
   }
 
   /**
-   * The current answers of the playlists that `query` finds, in its order, with the rows it returned. The query
+   * The current snapshots of the playlists that `query` finds, in its order, with the rows it returned. The query
    * reads a page of ids the caller may read (as `id`); a playlist deleted since its id was read is left out.
    * `callerId` gives the caller their share of the bound on long pages.
    */
   async page<DB, TB extends keyof DB, R extends PageRow>(
     callerId: number,
     query: SelectQueryBuilder<DB, TB, R>,
-  ): Promise<{ rows: R[] } & Answers> {
-    // SQLite: catch up with the change log first, which forgets playlists edited elsewhere.
-    await this.#changes?.caughtUp();
+  ): Promise<{ rows: R[] } & PageSnapshots> {
+    // The rows confirm the versions of the playlists and the catalog. SQLite: still the request's one catch-up with
+    // the change log (a list asks no access), so that what memory holds of playlists changed elsewhere goes first.
+    await this.#freshness.caughtUp();
     const rows = await query.select(catalogVersion).$castTo<R & { catalog_version: BigintColumn }>().execute();
     const first = rows[0];
-    if (first === undefined) return { rows, ids: [], answers: [] };
-    return { rows, ...(await this.#answersOf(callerId, rows, Number(first.catalog_version))) };
+    if (first === undefined) return { rows, ids: [], snapshots: [] };
+    return { rows, ...(await this.#snapshotsOf(callerId, rows, Number(first.catalog_version))) };
   }
 
   /**
-   * The current answers of the playlists whose ids `read` finds, in its order: as `page`, for a read that is not one
+   * The current snapshots of the playlists whose ids `read` finds, in its order: as `page`, for a read that is not one
    * query (a search's slices). `read` selects `catalogVersion` in the first statement that reads ids.
    */
   async pageOfIds<T>(
     callerId: number,
     read: () => Promise<{ ids: readonly number[]; catalogVersion: BigintColumn | undefined; more: T }>,
-  ): Promise<Answers & { more: T }> {
-    await this.#changes?.caughtUp();
+  ): Promise<PageSnapshots & { more: T }> {
+    // SQLite: catch up with the change log first, which forgets playlists changed anywhere (no versions are read).
+    await this.#freshness.caughtUp();
     const { ids, catalogVersion: catalog, more } = await read();
-    if (ids.length === 0 || catalog === undefined) return { ids: [], answers: [], more };
-    const found = await this.#answersOf(
+    if (ids.length === 0 || catalog === undefined) return { ids: [], snapshots: [], more };
+    const found = await this.#snapshotsOf(
       callerId,
       ids.map((id) => ({ id })),
       Number(catalog),
@@ -138,50 +135,48 @@ export class PlaylistCache {
     return { ...found, more };
   }
 
-  /** The answers of these rows' playlists, read at this catalog version, from memory where they are current. */
-  async #answersOf(callerId: number, rows: readonly PageRow[], catalog: number): Promise<Answers> {
+  /** The snapshots of these rows' playlists, read at this catalog version, from memory where they are current. */
+  async #snapshotsOf(callerId: number, rows: readonly PageRow[], catalog: number): Promise<PageSnapshots> {
     this.#observe(catalog);
     const versions = rows.every((row) => row.version !== undefined)
       ? new Map(rows.map((row) => [row.id, Number(row.version)]))
       : await this.#currentVersions(rows.map((row) => row.id));
     const kept = rows.map((row) => this.#kept(row.id, catalog, versions?.get(row.id)));
     const wanted = rows.flatMap((row, i) => (kept[i] === undefined ? [row.id] : []));
-    if (wanted.length === 0) return { ids: rows.map((row) => row.id), answers: kept as Entry[] };
+    if (wanted.length === 0) return { ids: rows.map((row) => row.id), snapshots: kept as Snapshot[] };
 
-    const generation = this.#generation;
+    const generation = this.#freshness.generation;
     const read = await this.#reads.playlists(callerId, wanted);
-    const answers = await playlistAnswers(read.playlists.map(({ version: _, ...playlist }) => playlist));
-    const built = new Map<number, PlaylistAnswer>();
+    // Labelled with the catalog version the page confirmed before its songs were read (see Snapshot.catalogVersion).
+    const snapshots = await snapshotsOf(read.playlists.map((playlist) => ({ ...playlist, catalogVersion: catalog })));
+    const built = new Map<number, Snapshot>();
     read.playlists.forEach((playlist, i) => {
-      built.set(playlist.id, answers[i]!);
-      if (read.catalog === catalog) this.#keep(playlist.id, answers[i]!, catalog, playlist.version, generation);
+      built.set(playlist.id, snapshots[i]!);
+      if (read.catalog === catalog && playlist.keep) this.#keep(snapshots[i]!, generation);
     });
     const found = rows.flatMap((row, i) => {
-      const answer = kept[i] ?? built.get(row.id);
-      return answer === undefined ? [] : [{ id: row.id, answer }];
+      const snapshot = kept[i] ?? built.get(row.id);
+      return snapshot === undefined ? [] : [{ id: row.id, snapshot }];
     });
-    return { ids: found.map((f) => f.id), answers: found.map((f) => f.answer) };
+    return { ids: found.map((f) => f.id), snapshots: found.map((f) => f.snapshot) };
   }
 
-  /** This process deleted or edited the playlist. */
-  forget(id: number): void {
-    this.#entries?.delete(id);
-    this.#generation += 1;
-  }
-
-  /** The entry, if it was read at this catalog version and (where known) at this playlist version. */
-  #kept(id: number, catalog: number, version: number | undefined): Entry | undefined {
+  /**
+   * The entry, if it was read at this catalog version and at this playlist version (where undefined, SQLite's search
+   * pages: the current one, which the change log leaves).
+   */
+  #kept(id: number, catalog: number, version: number | undefined): Snapshot | undefined {
     const entry = this.#entries?.peek(id);
-    if (entry?.catalog !== catalog) return undefined;
+    if (entry?.catalogVersion !== catalog) return undefined;
     if (version !== undefined && entry.version !== version) return undefined;
     // Only an entry served makes it recent.
     this.#entries?.get(id);
     return entry;
   }
 
-  #keep(id: number, answer: PlaylistAnswer, catalog: number, version: number, generation: number): void {
-    if (generation !== this.#generation || catalog !== this.#catalog || Number.isNaN(version)) return;
-    this.#entries?.set(id, { body: answer.body, etag: answer.etag, catalog, version });
+  #keep(snapshot: Snapshot, generation: number): void {
+    if (generation !== this.#freshness.generation || snapshot.catalogVersion !== this.#catalog) return;
+    this.#entries?.set(snapshot.id, snapshot);
   }
 
   /**
@@ -199,12 +194,7 @@ export class PlaylistCache {
   /** A read saw this catalog version: if the catalog changed, every entry may answer differently. */
   #observe(catalog: number): void {
     if (catalog <= this.#catalog) return;
-    if (this.#catalog !== -1) this.#forgetAll();
-    this.#catalog = catalog;
-  }
-
-  #forgetAll(): void {
     this.#entries?.clear();
-    this.#generation += 1;
+    this.#catalog = catalog;
   }
 }

@@ -25,6 +25,8 @@ import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { pageQuerySchema } from '../http/schemas.js';
 import { PlaylistParams, Scope, UNKNOWN_SONGS, type NewPlaylist, type PlaylistWithSongs } from './playlist.schemas.js';
 import type { PlaylistService } from './playlist.service.js';
+import { ApiError } from '../http/errors.js';
+import { readRules } from '../smart/rules.js';
 import type { PlaylistFiles } from './playlist-files.service.js';
 import {
   FILE_ETAG,
@@ -111,7 +113,10 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
         summary: 'Create a playlist',
         tags: LIBRARY,
         security: SECURITY,
-        description: 'Creates a playlist from a name and song ids and returns it.',
+        description:
+          'Creates a playlist from a name and song ids and returns it; or (1.7.0) a smart playlist from a name and ' +
+          '`rules`, whose songs are the catalog songs they choose (a `playlist` the caller may not read, or rules ' +
+          'that break the contract, are a 400 naming the path of the problem).',
         body: newPlaylistRef,
         response: {
           200: json('The created playlist.', playlistRef, {
@@ -130,7 +135,19 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
         },
       },
       handler: async (request, reply) => {
-        const playlist = await playlists.create(request.caller.userId, request.body);
+        const { name, songIds, rules } = request.body;
+        if (rules !== undefined && songIds !== undefined) {
+          throw ApiError.badRequest('Send "songIds" or "rules" (a smart playlist), not both.');
+        }
+        const playlist =
+          rules !== undefined
+            ? await playlists.createSmart(request.caller.userId, name, readRules(rules, limits))
+            : songIds !== undefined
+              ? await playlists.create(request.caller.userId, { name, songIds })
+              : undefined;
+        if (playlist === undefined) {
+          throw ApiError.badRequest('"songIds" is required (or "rules", for a smart playlist).');
+        }
         return reply
           .header('location', `/v3/playlist/${playlist.id}`)
           .header('etag', playlist.etag)

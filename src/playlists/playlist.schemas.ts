@@ -2,6 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 import { error } from '../http/responses.js';
 import { Id } from '../http/schemas.js';
+import { MEMBER_ROLES } from '../sharing/roles.js';
+import { looseRulesSchema } from '../smart/rules.js';
 
 export const Song = Type.Object(
   {
@@ -20,6 +22,13 @@ export const PlaylistWithSongs = Type.Object(
     songs: Type.Array(Type.Unsafe<Song>(Type.Ref('song')), {
       description: 'Songs in the playlist, in the order they were given',
     }),
+    rules: Type.Optional(
+      Type.Unsafe<unknown>({
+        $ref: 'smartRules',
+        description:
+          "A smart playlist's rules, as stored (1.7.0): its songs are the catalog songs they choose. Hand-made playlists have no `rules`",
+      }),
+    ),
     owner: Type.Optional(
       Type.String({
         description:
@@ -27,9 +36,12 @@ export const PlaylistWithSongs = Type.Object(
       }),
     ),
     role: Type.Optional(
-      Type.Union([Type.Literal('viewer'), Type.Literal('editor')], {
-        description: "The caller's role, with `owner`: a viewer reads it, an editor also edits it",
-      }),
+      Type.Union(
+        MEMBER_ROLES.map((role) => Type.Literal(role)),
+        {
+          description: "The caller's role, with `owner`: a viewer reads it, an editor also edits it",
+        },
+      ),
     ),
   },
   { $id: 'playlistwithsongs', title: 'playlistwithsongs' },
@@ -85,12 +97,22 @@ export function newPlaylistSchema(limits: Limits) {
         description: 'Playlist name, stored exactly as sent',
         examples: ['Chill Vibes'],
       }),
-      songIds: Type.Array(Id('A song id from the catalog'), {
-        minItems: 0,
-        maxItems: limits.songsMax,
-        description: 'Ids of the songs to put in the playlist; order is kept and repeats are allowed',
-        examples: [[22, 3, 11, 45, 54]],
-      }),
+      songIds: Type.Optional(
+        Type.Array(Id('A song id from the catalog'), {
+          minItems: 0,
+          maxItems: limits.songsMax,
+          description:
+            'Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead',
+          examples: [[22, 3, 11, 45, 54]],
+        }),
+      ),
+      rules: Type.Optional(
+        Type.Unsafe<unknown>({
+          ...looseRulesSchema,
+          description:
+            'A smart playlist (1.7.0): the rules (`smartRules`) that choose its songs from the catalog, instead of `songIds`',
+        }),
+      ),
     },
     { $id: 'newPlaylist', title: 'newPlaylist' },
   );
@@ -99,7 +121,7 @@ export type NewPlaylist = Static<ReturnType<typeof newPlaylistSchema>>;
 
 export const PlaylistParams = Type.Object({ playlistId: Id('Playlist id') });
 
-/** Which playlists a list or search covers (DESIGN.md §12). */
+/** Which playlists a list or search covers (README.md, Sharing). */
 export const Scope = Type.Union([Type.Literal('own'), Type.Literal('shared'), Type.Literal('all')], {
   default: 'own',
   description:

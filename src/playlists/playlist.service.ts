@@ -1,23 +1,33 @@
 import { boundedPerKey } from '../concurrency/bounded.js';
-import { ChangeLog } from '../db/playlist-changes.js';
-import { playlistAccess } from './playlist.access.js';
-import { PlaylistCache, type Answers } from './playlist.cache.js';
+import { playlistAccess, type CurrentGrant } from './playlist.access.js';
+import { PlaylistCache, type PageSnapshots } from './playlist.cache.js';
+import { Freshness } from './freshness.js';
 import { playlistEditor } from './playlist-edit.service.js';
-import { asSeenBy, pageEtag, pageJson, playlistAnswer, type PlaylistAnswer } from './playlist.answers.js';
+import { OWNER, pageEtag, pageJson, render, type PlaylistAnswer, type Snapshot } from './playlist.render.js';
 import type { Limits, SearchSettings } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
 import { ApiError } from '../http/errors.js';
 import { searchTerms, type SearchGate } from '../search/bounded-search.js';
-import { addPlaylistDocument, playlistSearch } from '../search/playlist-search.js';
-import { playlistDocument } from '../search/search-text.js';
-import { findSongsByIds, type CatalogSong } from '../songs/song.repository.js';
-import { reservePlaylistSlot, releasePlaylistSlot } from '../users/user.repository.js';
+import { playlistSearch } from '../search/playlist-search.js';
+import { findSongsAtCatalogVersion, type CatalogSong } from '../songs/song.repository.js';
 import * as playlists from './playlist.repository.js';
-import type { Membership } from './playlist.repository.js';
-import { LONG_PLAYLIST, largeRequests, notInCatalog } from './playlist.rules.js';
+import type { Membership } from '../sharing/roles.js';
+import { LONG_PLAYLIST, largeRequests } from './large-requests.js';
+import { notInCatalog } from './playlist.errors.js';
+import { playlistStore } from './playlist.store.js';
 import type { PageQuery } from '../http/schemas.js';
-import type { NewPlaylist, Scope } from './playlist.schemas.js';
+import type { Scope } from './playlist.schemas.js';
+import { smartSongIds } from '../smart/smart-songs.repository.js';
+import type { Rules } from '../smart/rules.js';
+import { checkRulePlaylists } from '../smart/smart.checks.js';
+import { refreshDependents } from '../smart/smart.refresh.js';
+
+/** A hand-made playlist to create: its name and songs. */
+export interface NewPlaylistInput {
+  readonly name: string;
+  readonly songIds: readonly number[];
+}
 
 /** What a playlist's cover shows. */
 export interface CoverFacts {
@@ -35,6 +45,12 @@ export interface Page {
   readonly etag: string;
 }
 
+/** Catalog songs a caller has read, and the catalog version it read before them. */
+export interface CatalogRead {
+  readonly songs: readonly CatalogSong[];
+  readonly catalogVersion: number;
+}
+
 /** A user's writes running at once, and waiting for their turn; one more is refused with 429. */
 const WRITES_PER_USER = 2;
 const WRITES_WAITING_PER_USER = 64;
@@ -49,11 +65,23 @@ export function playlistService(
   cacheBytes: number,
   searchSettings: SearchSettings,
   searchGate: SearchGate,
+  report: (error: unknown, message: string) => void = () => {},
 ) {
   const q = db.kysely;
-  const changes = db.dialect === 'sqlite' ? new ChangeLog(db) : undefined;
-  const access = playlistAccess(db, changes);
-  const cache = new PlaylistCache(db, cacheBytes, changes);
+  const store = playlistStore(db);
+  // Smart playlists that name a playlist follow each write of it, before the write is answered.
+  refreshDependents(db, store, limits, (error, id) => {
+    report(error, `Refreshing the smart playlists that name playlist ${id} failed.`);
+  });
+  // What this process remembers of playlists (access's standings, the answers' snapshots) hears what to forget here.
+  const freshness = new Freshness(db);
+  const access = playlistAccess(db, freshness);
+  const cache = new PlaylistCache(db, cacheBytes, freshness);
+  // Every write through the store (a smart playlist's refresh too) is forgotten by this process's memory at once.
+  store.onWrite((id) => {
+    freshness.forget(id);
+    return Promise.resolve();
+  });
   const search = playlistSearch(db, searchSettings, searchGate);
   // Long playlists being created a few at a time: each takes the event loop for a while. A user holds one place
   // among everyone's; the rest of their burst waits apart.
@@ -67,83 +95,102 @@ export function playlistService(
   });
 
   /** A page's answers as the caller sees them: those shared with them carry the owner's name and their role. */
-  function asMemberSees(found: Answers, memberships: ReadonlyMap<number, Membership>): PlaylistAnswer[] {
-    return found.answers.map((answer, i) => {
-      const membership = memberships.get(found.ids[i]!);
-      return membership === undefined ? answer : asSeenBy(answer, membership);
-    });
+  function asMemberSees(found: PageSnapshots, memberships: ReadonlyMap<number, Membership>): PlaylistAnswer[] {
+    return found.snapshots.map((snapshot, i) => render(snapshot, memberships.get(found.ids[i]!) ?? OWNER));
   }
 
   function page(answers: readonly PlaylistAnswer[], total: number): Page {
     return { body: pageJson(answers), total, etag: pageEtag(answers, total) };
   }
 
+  /** The caller's own playlists' answers. */
+  const asOwnerSees = (found: PageSnapshots) => found.snapshots.map((snapshot) => render(snapshot, OWNER));
+
   async function create(
     userId: number,
-    input: NewPlaylist,
-    catalog: readonly CatalogSong[] | undefined,
+    input: NewPlaylistInput,
+    read: CatalogRead | undefined,
   ): Promise<PlaylistAnswer & { id: number }> {
-    const found = catalog ?? (await findSongsByIds(q, input.songIds));
+    // The catalog version before the songs, or with them (see Snapshot.catalogVersion).
+    const { songs: found, catalogVersion } = read ?? (await findSongsAtCatalogVersion(q, input.songIds));
     const byId = new Map(found.map((s) => [s.id, s]));
     const unknown = [...new Set(input.songIds.filter((id) => !byId.has(id)))];
     if (unknown.length > 0) throw notInCatalog(unknown);
     const songs = input.songIds.map((id) => byId.get(id)!);
-    const doc = playlistDocument(input.name, songs);
-    const quota = limits.playlistsPerUser;
-    const full = () => ApiError.conflict(`You have reached the limit of ${quota} playlists; delete one to make room.`);
-    const now = Date.now();
-    let id: number;
-    if (db.dialect === 'postgres') {
-      const row = { ownerId: userId, name: input.name, songIds: input.songIds, doc, now };
-      const created = await playlists.createPlaylistAtOnce(q, row, quota);
-      if (created === undefined) throw full();
-      id = created;
-    } else {
-      id = await db.write(async (trx) => {
-        if ((await reservePlaylistSlot(trx, userId, quota)) === undefined) throw full();
-        const playlistId = await playlists.insertPlaylist(trx, userId, input.name, now, input.songIds);
-        await playlists.insertEntries(trx, playlistId, input.songIds);
-        await addPlaylistDocument(trx, userId, playlistId, doc);
-        return playlistId;
-      });
-    }
-    const created = songs.map((s) => ({ id: s.id, title: s.title, artist: s.artist }));
-    return { id, ...playlistAnswer({ id, name: input.name, songs: created }) };
+    const made = await store.create(userId, input.name, songs, catalogVersion, limits.playlistsPerUser);
+    return { id: made.snapshot.id, ...render(made.snapshot, OWNER) };
   }
 
-  // An edit made here forgets the answer this process keeps; other processes see the playlist's new version.
-  const editor = playlistEditor(db, limits, access, (id) => {
-    cache.forget(id);
+  /** A smart playlist: the songs its rules choose now (each playlist they name one the caller may read). */
+  async function createSmart(userId: number, name: string, rules: Rules): Promise<PlaylistAnswer & { id: number }> {
+    await checkRulePlaylists(access, userId, rules);
+    const songIds = await smartSongIds(q, db.dialect, rules, { now: Date.now(), songsMax: limits.songsMax });
+    // The catalog version with the songs (see Snapshot.catalogVersion); a song deleted in between is left out.
+    const { songs: found, catalogVersion } = await findSongsAtCatalogVersion(q, songIds);
+    const byId = new Map(found.map((s) => [s.id, s]));
+    const songs = songIds.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
+    const text = JSON.stringify(rules);
+    const made = await store.create(userId, name, songs, catalogVersion, limits.playlistsPerUser, text);
+    return { id: made.snapshot.id, ...render(made.snapshot, OWNER) };
+  }
+
+  /** The granted playlist's current snapshot; 404 or 410 when it was deleted since access was granted. */
+  async function snapshot(userId: number, grant: CurrentGrant): Promise<Snapshot> {
+    const found = await cache.playlist(grant);
+    if (found === undefined) throw await access.refusal(userId, grant.id);
+    return found;
+  }
+
+  // An edit made here is forgotten by what this process remembers; other processes see the playlist's new version.
+  const editor = playlistEditor(db, store, access, limits.songsMax, (id) => {
+    freshness.forget(id);
   });
 
   return {
     /** Who may read, edit or own a playlist (and its history): the one place that decides it. */
     access,
 
+    /** The one module that writes playlists (a restore of a deleted one and merged edits write through it too). */
+    store,
+
+    /** Forgets what this process remembers of a playlist a write through the store changed. */
+    forget: (id: number) => {
+      freshness.forget(id);
+    },
+
     /** Edits the playlist (see playlistEditor): 404, 410, 412 or the edited playlist's answer. */
     edit: (...args: Parameters<typeof editor.edit>) => writes(args[0], () => editor.edit(...args)),
+
+    /** Runs an edit of the playlist that is not a `change` (a merged edit) among the user's writes, in its turn. */
+    editInTurn: <T>(userId: number, id: number, work: () => Promise<T>): Promise<T> =>
+      writes(userId, () => editor.inTurn(id, work)),
 
     /** Runs another write of the user's playlists (a restore of a deleted one) among the user's writes. */
     asWrite: <T>(userId: number, work: () => Promise<T>): Promise<T> => writes(userId, work),
 
-    /** Creates a playlist of catalog songs; `catalog`: the songs of `input.songIds` when the caller has read them. */
-    create(
-      userId: number,
-      input: NewPlaylist,
-      catalog?: readonly CatalogSong[],
-    ): Promise<PlaylistAnswer & { id: number }> {
-      const run = () => create(userId, input, catalog);
+    /** Creates a playlist of catalog songs; `read`: the songs of `input.songIds` when the caller has read them. */
+    create(userId: number, input: NewPlaylistInput, read?: CatalogRead): Promise<PlaylistAnswer & { id: number }> {
+      const run = () => create(userId, input, read);
       // A long playlist takes tens of milliseconds of the event loop to check, index and write: a few at a time.
       return writes(userId, () => (input.songIds.length > LONG_PLAYLIST ? longCreates(userId, run) : run()));
     },
 
-    /** The playlist as JSON bytes with its ETag; 404 or 410 otherwise. */
-    async get(userId: number, id: number): Promise<PlaylistAnswer> {
-      const grant = await access.requireAccess(userId, id, 'read');
-      const answer = await cache.playlist(grant);
-      // Deleted since access was granted.
-      if (answer === undefined) throw await access.refusal(userId, id);
-      return asSeenBy(answer, grant);
+    /** Creates a smart playlist (1.7.0) of the songs its rules (from `readRules`) choose. */
+    createSmart(userId: number, name: string, rules: Rules): Promise<PlaylistAnswer & { id: number }> {
+      const run = () => createSmart(userId, name, rules);
+      return writes(userId, () => longCreates(userId, run));
+    },
+
+    /** The playlist as JSON bytes with its ETag, as the caller sees it, and its name; 404 or 410 otherwise. */
+    async get(userId: number, id: number): Promise<PlaylistAnswer & { readonly name: string }> {
+      const grant = await access.requireCurrent(userId, id);
+      const found = await snapshot(userId, grant);
+      return { ...render(found, grant), name: found.name };
+    },
+
+    /** The playlist's current snapshot as `userId` may read it (a link reads it as its owner); as `get` otherwise. */
+    async snapshot(userId: number, id: number): Promise<Snapshot> {
+      return snapshot(userId, await access.requireCurrent(userId, id));
     },
 
     /** The playlist with what the catalog knows of its songs, for the playlist files; 404 or 410 otherwise. */
@@ -176,15 +223,9 @@ export function playlistService(
 
     async remove(userId: number, id: number): Promise<void> {
       const { ownerId } = await access.requireAccess(userId, id, 'own');
-      const deleted = await writes(userId, () =>
-        db.write(async (trx) => {
-          if (!(await playlists.deletePlaylist(trx, id, ownerId, Date.now()))) return false;
-          await releasePlaylistSlot(trx, ownerId);
-          return true;
-        }),
-      );
+      const deleted = await writes(userId, () => store.remove(id, ownerId));
       if (!deleted) throw await access.refusal(userId, id);
-      cache.forget(id);
+      freshness.forget(id);
     },
 
     /**
@@ -199,7 +240,7 @@ export function playlistService(
         if (scope === 'own') {
           const found = await cache.page(userId, playlists.pageOfPlaylists(q, userId, limit, offset));
           const total = found.rows[0]?.total ?? (await playlists.countPlaylists(q, userId));
-          return page(found.answers, total);
+          return page(asOwnerSees(found), total);
         }
         // The page's rows carry each shared playlist's role and owner, and the total: one statement.
         const found =
@@ -225,7 +266,7 @@ export function playlistService(
         const { ids, catalogVersion } = await search.matching(userId, words, scope);
         return { ids: ids.slice(offset, offset + limit), catalogVersion, more: ids.length };
       });
-      if (scope === 'own') return page(found.answers, found.more);
+      if (scope === 'own') return page(asOwnerSees(found), found.more);
       return page(asMemberSees(found, await playlists.membershipsOf(q, userId, found.ids)), found.more);
     },
   };

@@ -1,11 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { sql, type RawBuilder } from 'kysely';
 import { boundedWithShares } from '../concurrency/bounded.js';
 import type { SearchSettings } from '../config.js';
-import type { Dialect } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
-import { characterCount, containsPattern, normalisedLength, searchWords } from './search-text.js';
+import { normalisedLength, searchWords } from './search-text.js';
 
 /**
  * What every search by words shares, whatever it reads (an owner's playlist documents, the song catalog): rows are
@@ -23,31 +21,10 @@ export const SLICE_FIRST = 128;
 const SLICE_MAX = 4096;
 const SLICE_TARGET_MS = 2;
 
-/** Words up to this many characters are matched with SQLite's LIKE, longer ones with instr() (see `contains`). */
-const LIKE_UP_TO = 12;
-
 /** The next slice's size from how long this one took: toward the target, at most sixteen times larger or half. */
 export function nextSliceSize(size: number, elapsedMs: number): number {
   const scaled = Math.floor((size * SLICE_TARGET_MS) / Math.max(elapsedMs, 0.01));
   return Math.max(1, Math.min(SLICE_MAX, size * 16, Math.max(Math.floor(size / 2), scaled)));
-}
-
-/**
- * Whether a normalised text column contains every normalised word, as a plain substring test. SQLite's LIKE decodes
- * and compares a character at a time from every place the word could start: quick on ordinary text (2.6 µs a 1 KB
- * document, where instr() takes 3.7), but with a long word against text that repeats it, 355 µs a document (a
- * 199-letter word, 1 200 letters) where instr(), which compares bytes, takes 18. Up to 12 characters LIKE's work
- * stays bounded (at worst about 35 µs for the 600 letters 200 × `ⅲ` make); longer words go to instr().
- * PostgreSQL's strpos() compares bytes.
- */
-export function containsEvery(dialect: Dialect, column: RawBuilder<string>, words: readonly string[]) {
-  const contains = (word: string) =>
-    dialect === 'postgres'
-      ? sql<boolean>`strpos(${column}, ${word}) > 0`
-      : characterCount(word) <= LIKE_UP_TO
-        ? sql<boolean>`${column} LIKE ${containsPattern(word)} ESCAPE '\\'`
-        : sql<boolean>`instr(${column}, ${word}) > 0`;
-  return sql<number | boolean>`${sql.join(words.map(contains), sql` AND `)}`;
 }
 
 /** One slice: rows after a key, in key order, each with whether it matched. */

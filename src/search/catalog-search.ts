@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import type { SearchSettings } from '../config.js';
 import type { Db } from '../db/database.js';
-import { containsEvery, matchInSlices, type SearchGate } from './bounded-search.js';
+import { matchInSlices, type SearchGate } from './bounded-search.js';
+import { songSlice } from './search.repository.js';
 
 /**
  * Searches of the song catalog by words, bounded as playlist searches are (see bounded-search.ts): the catalog is
@@ -15,14 +15,7 @@ export function catalogSearch(db: Db, settings: SearchSettings, gate: SearchGate
     matching(userId: number, words: readonly string[]): Promise<number[]> {
       return gate(userId, () =>
         matchInSlices(
-          (after, size) =>
-            db.kysely
-              .selectFrom('songs')
-              .select(['id', containsEvery(db.dialect, sql<string>`search_doc`, words).as('hit')])
-              .where('id', '>', after)
-              .orderBy('id')
-              .limit(size)
-              .execute(),
+          (after, size) => songSlice(db.kysely, db.dialect, words, after, size),
           settings.timeoutMs,
           'the song catalog',
         ),

@@ -1,81 +1,26 @@
-import { sql, type Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { SearchSettings } from '../config.js';
-import type { Db, Dialect } from '../db/database.js';
-import type { Database } from '../db/schema.js';
-import { catalogVersion } from '../db/playlist-changes.js';
-import { containsEvery, matchInSlices, type SearchGate } from './bounded-search.js';
+import type { Db } from '../db/database.js';
+import { matchInSlices, type SearchGate } from './bounded-search.js';
 import { playlistDocument } from './search-text.js';
+import {
+  documentSlice,
+  documentSource,
+  libraryVersion,
+  playlistsWithSongs,
+  replacePlaylistDocument,
+  sharedDocumentSlice,
+} from './search.repository.js';
 
 /**
  * Playlist search: each playlist's document (its name and its songs' titles, artists and genres, normalised), kept
- * by owner in `playlist_documents`, and the bounded searches that find an owner's playlists by words reading only
+ * by owner in `playlist_documents` (search.repository.ts), and the bounded searches that find an owner's playlists by words reading only
  * that owner's documents. Playlists and the catalog hand it what changed; the answers a search shows come from the
  * playlist cache.
  */
 
-type Q = Kysely<Database>;
-
-/**
- * One slice of the owner's documents after `after`, in playlist order, each with whether it contains every word
- * (documents and words are both normalised, so this is a plain substring test). Only the owner's rows are read,
- * through the key (owner, playlist): the cost depends on the owner's own library alone.
- */
-function slice(db: Q, dialect: Dialect, ownerId: number, words: readonly string[], after: number, size: number) {
-  return db
-    .selectFrom('playlist_documents as d')
-    .select([
-      'd.playlist_id as id',
-      containsEvery(dialect, sql<string>`d.doc`, words).as('hit'),
-      // The first slice reads the catalog's version with the ids, for the answers built from them (see pageOfIds).
-      after === 0 ? catalogVersion : sql<null>`NULL`.as('catalog_version'),
-    ])
-    .where('d.owner_id', '=', ownerId)
-    .where(
-      dialect === 'sqlite'
-        ? sql<boolean>`d.playlist_id > ${after}`
-        : // As a row comparison only the key (owner, playlist) can serve it: with a range on the playlist id alone,
-          // PostgreSQL's planner may read every owner's later documents through the index of playlist ids.
-          sql<boolean>`(d.owner_id, d.playlist_id) > (${ownerId}, ${after})`,
-    )
-    .orderBy('d.owner_id')
-    .orderBy('d.playlist_id')
-    .limit(size);
-}
-
-/**
- * One slice of the documents of the playlists shared with the member after `after`, in playlist order, as `slice`
- * reads the owner's: through the key (member, playlist) of the memberships, each document by its own key.
- */
-function sharedSlice(db: Q, dialect: Dialect, userId: number, words: readonly string[], after: number, size: number) {
-  return db
-    .selectFrom('playlist_members as m')
-    .innerJoin('playlist_documents as d', (join) =>
-      join.onRef('d.owner_id', '=', 'm.owner_id').onRef('d.playlist_id', '=', 'm.playlist_id'),
-    )
-    .select([
-      'm.playlist_id as id',
-      containsEvery(dialect, sql<string>`d.doc`, words).as('hit'),
-      after === 0 ? catalogVersion : sql<null>`NULL`.as('catalog_version'),
-    ])
-    .where('m.user_id', '=', userId)
-    .where(
-      dialect === 'sqlite'
-        ? sql<boolean>`m.playlist_id > ${after}`
-        : sql<boolean>`(m.user_id, m.playlist_id) > (${userId}, ${after})`,
-    )
-    .orderBy('m.user_id')
-    .orderBy('m.playlist_id')
-    .limit(size);
-}
-
 /** Playlist ids that kept searches may hold in all (a few MB). */
 const KEPT_IDS = 1_000_000;
-
-/** The user's library version and the catalog's, in one indexed read. */
-function libraryVersion(db: Q, userId: number) {
-  return db.selectFrom('users').select(['library_version', catalogVersion]).where('id', '=', userId).executeTakeFirst();
-}
 
 /** Which playlists a search covers: the caller's, those shared with them, or both. */
 export type SearchScope = 'own' | 'shared' | 'all';
@@ -121,8 +66,9 @@ export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGat
     /** The matching ids as `matching` finds them, read from the documents. */
     read(ownerId: number, words: readonly string[], scope: SearchScope): Promise<Matches> {
       const q = db.kysely;
-      const own = (after: number, size: number) => slice(q, db.dialect, ownerId, words, after, size).execute();
-      const shared = (after: number, size: number) => sharedSlice(q, db.dialect, ownerId, words, after, size).execute();
+      const own = (after: number, size: number) => documentSlice(q, db.dialect, ownerId, words, after, size).execute();
+      const shared = (after: number, size: number) =>
+        sharedDocumentSlice(q, db.dialect, ownerId, words, after, size).execute();
       return gate(ownerId, async () => {
         let catalog: number | string | undefined;
         const ids = await matchInSlices(
@@ -157,47 +103,14 @@ export interface Matches {
   readonly catalogVersion: number | string | undefined;
 }
 
-/** The playlist's search document, in the transaction that creates the playlist. */
-export async function addPlaylistDocument(db: Q, ownerId: number, playlistId: number, doc: string): Promise<void> {
-  await db.insertInto('playlist_documents').values({ owner_id: ownerId, playlist_id: playlistId, doc }).execute();
-}
-
-/** Replaces the playlist's document: a catalog change of its songs' text, or an edit, in its transaction. */
-export async function replacePlaylistDocument(db: Q, ownerId: number, playlistId: number, doc: string): Promise<void> {
-  await db
-    .updateTable('playlist_documents')
-    .set({ doc })
-    .where('owner_id', '=', ownerId)
-    .where('playlist_id', '=', playlistId)
-    .execute();
-}
-
 /** Recomputes the documents of the playlists that hold any of these songs (the catalog changed their text). */
 export async function reindexPlaylistsWithSongs(db: Db, songIds: readonly number[]): Promise<void> {
-  const playlistIds = (
-    await db.kysely
-      .selectFrom('playlist_songs')
-      .select('playlist_id')
-      .distinct()
-      .where('song_id', 'in', songIds)
-      .execute()
-  ).map((r) => r.playlist_id);
-  for (const playlistId of playlistIds) {
+  for (const playlistId of await playlistsWithSongs(db.kysely, songIds)) {
     await db.kysely.transaction().execute(async (trx) => {
-      const playlist = await trx
-        .selectFrom('playlists')
-        .select(['name', 'owner_id'])
-        .where('id', '=', playlistId)
-        .executeTakeFirst();
-      if (playlist === undefined) return;
-      const songs = await trx
-        .selectFrom('playlist_songs as ps')
-        .innerJoin('songs as s', 's.id', 'ps.song_id')
-        .select(['s.title', 's.artist', 's.genre'])
-        .where('ps.playlist_id', '=', playlistId)
-        .execute();
-      const doc = playlistDocument(playlist.name, songs);
-      await replacePlaylistDocument(trx, playlist.owner_id, playlistId, doc);
+      const source = await documentSource(trx, playlistId);
+      if (source === undefined) return;
+      const doc = playlistDocument(source.name, source.songs);
+      await replacePlaylistDocument(trx, source.ownerId, playlistId, doc);
     });
   }
 }

@@ -1,5 +1,4 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
-import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 
 type Q = Kysely<Database>;
@@ -15,14 +14,9 @@ export interface LinkRow {
 const live = (now: number) => (eb: ExpressionBuilder<Database, 'playlist_links'>) =>
   eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]);
 
-/**
- * Holds the playlist's row until the transaction ends (PostgreSQL: `FOR UPDATE`; a SQLite write holds the whole
- * database already), so that two links made at once are counted one after the other; false when it is gone.
- */
-export async function lockPlaylist(db: Q, dialect: Dialect, playlistId: number): Promise<boolean> {
-  const query = db.selectFrom('playlists').select('id').where('id', '=', playlistId);
-  const row = await (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
-  return row !== undefined;
+/** Deletes every link of the playlist (a deleted playlist that can no longer be restored). */
+export async function deleteLinksOf(db: Q, playlistId: number): Promise<void> {
+  await db.deleteFrom('playlist_links').where('playlist_id', '=', playlistId).execute();
 }
 
 /** Forgets the playlist's expired links: they open nothing, and no one lists them. */

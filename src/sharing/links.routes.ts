@@ -60,7 +60,7 @@ const LinkParams = Type.Object({ playlistId: Id('Playlist id'), linkId: Id('Link
 const OWNER_ONLY = " Only the playlist's owner manages its links.";
 const ALIAS_NOTE = ' Alias of the singular path.';
 
-/** No body is `{}`: a link without expiry is `curl -X POST`. */
+/** No body is `{}`: a link without expiry is `curl -X POST`, with or without a JSON Content-Type. */
 const noBodyIsEmpty: preValidationHookHandler = (request, _reply, done) => {
   request.body ??= {};
   done();
@@ -76,6 +76,7 @@ export function linkRoutes(app: TypedApp, deps: LinkRouteDeps): void {
       method: 'POST',
       url: '/v3/playlist/:playlistId/links',
       onRequest: authenticate,
+      config: { bodyOptional: true },
       preValidation: noBodyIsEmpty,
       schema: {
         operationId: 'createlink',

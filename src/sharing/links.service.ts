@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
+import { lockPlaylist } from '../playlists/playlist.repository.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import * as links from './links.repository.js';
 
@@ -32,7 +33,7 @@ export const tokenDigest = (token: string): string => createHash('sha256').updat
 const iso = (at: number | string | null): string | null => (at === null ? null : new Date(Number(at)).toISOString());
 
 /**
- * Links anyone may open (DESIGN.md §12): made, listed and revoked by the playlist's owner, as the access module
+ * Links anyone may open (README.md, Sharing): made, listed and revoked by the playlist's owner, as the access module
  * decides (`own`). A link's token is made here and shown once, in the URL of the answer that made it; only its
  * digest is stored. At most `linksMax` live links per playlist; expired ones are forgotten when the next is made.
  */
@@ -55,7 +56,7 @@ export function linkService(db: Db, playlists: PlaylistService, linksMax: number
       const token = randomBytes(TOKEN_BYTES).toString('base64url');
       const made = await playlists.asWrite(userId, () =>
         db.write(async (trx) => {
-          if (!(await links.lockPlaylist(trx, db.dialect, playlistId))) return undefined;
+          if ((await lockPlaylist(trx, db.dialect, playlistId)) === undefined) return undefined;
           await links.deleteExpiredLinks(trx, playlistId, now);
           if ((await links.countLiveLinks(trx, playlistId, now)) >= linksMax) {
             throw ApiError.conflict(
@@ -86,7 +87,7 @@ export function linkService(db: Db, playlists: PlaylistService, linksMax: number
       const now = Date.now();
       const deleted = await playlists.asWrite(userId, () =>
         db.write(async (trx) => {
-          if (!(await links.lockPlaylist(trx, db.dialect, playlistId))) return undefined;
+          if ((await lockPlaylist(trx, db.dialect, playlistId)) === undefined) return undefined;
           return links.deleteLink(trx, playlistId, linkId, now);
         }),
       );

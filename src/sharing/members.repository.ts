@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import type { MemberChange } from '../history/change-kinds.js';
+import type { MemberRole } from './roles.js';
 
 type Q = Kysely<Database>;
-
-export type MemberRole = 'viewer' | 'editor';
 
 /** A member of a playlist, as its list shows them. */
 export interface MemberRow {
@@ -41,7 +40,10 @@ export async function playlistMembers(
   };
 }
 
-/** The user's membership of the playlist, if any. */
+/**
+ * The user's role in the playlist, if they are one of its members (kept while it is deleted, so that its members
+ * are answered 410).
+ */
 export async function findMembership(db: Q, playlistId: number, userId: number): Promise<MemberRole | undefined> {
   const row = await db
     .selectFrom('playlist_members')
@@ -50,17 +52,6 @@ export async function findMembership(db: Q, playlistId: number, userId: number):
     .where('user_id', '=', userId)
     .executeTakeFirst();
   return row?.role;
-}
-
-/**
- * The playlist's current version, read in a write's transaction; on PostgreSQL its row is locked until the write
- * commits, so that membership writes of one playlist run one after the other (the members limit counts what the one
- * before wrote) and a member event carries the version that edits committed before it left. Undefined: it is gone.
- */
-export async function lockedPlaylistVersion(trx: Q, dialect: Dialect, playlistId: number): Promise<number | undefined> {
-  const query = trx.selectFrom('playlists').select('version').where('id', '=', playlistId);
-  const row = await (dialect === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
-  return row === undefined ? undefined : Number(row.version);
 }
 
 export async function countMembers(trx: Q, playlistId: number): Promise<number> {
@@ -100,10 +91,26 @@ export async function deleteMember(trx: Q, playlistId: number, userId: number): 
   return result.numDeletedRows > 0n;
 }
 
+/** Removes every member of the playlist (a deleted playlist that can no longer be restored). */
+export async function deleteMembersOf(trx: Q, playlistId: number): Promise<void> {
+  await trx.deleteFrom('playlist_members').where('playlist_id', '=', playlistId).execute();
+}
+
+/** Removes the oldest `limit` member events older than `cutoff`; returns how many it removed. */
+export async function deleteMemberEventsBefore(trx: Q, cutoff: number, limit: number): Promise<number> {
+  const removed = await trx
+    .deleteFrom('member_events')
+    .where('seq', 'in', (eb) =>
+      eb.selectFrom('member_events').select('seq').where('at', '<', cutoff).orderBy('at').limit(limit),
+    )
+    .executeTakeFirst();
+  return Number(removed.numDeletedRows);
+}
+
 /** Records what the member's change feed says of this membership, in the write's transaction. */
 export async function recordMemberEvent(
   trx: Q,
-  event: { userId: number; playlistId: number; change: 'shared' | 'unshared'; version: number; at: number },
+  event: { userId: number; playlistId: number; change: MemberChange; version: number; at: number },
 ): Promise<void> {
   await trx
     .insertInto('member_events')

@@ -1,15 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
-
-/** Who a member may be: a viewer reads the playlist, an editor also edits it. */
-export const MEMBER_ROLES = ['viewer', 'editor'] as const;
+import { MEMBER_ROLES, ROLES, type MemberRole, type Role } from './roles.js';
 
 export const Member = Type.Object(
   {
     user: Type.String({ description: 'The user’s name' }),
-    role: Type.Unsafe<'owner' | (typeof MEMBER_ROLES)[number]>({
+    role: Type.Unsafe<Role>({
       type: 'string',
-      enum: ['owner', ...MEMBER_ROLES],
+      enum: [...ROLES],
       description: '`owner` (listed first), `editor` (reads and edits it) or `viewer` (reads it)',
     }),
   },
@@ -24,7 +22,7 @@ export const MemberParams = Type.Object({
 
 export const MemberBody = Type.Object(
   {
-    role: Type.Unsafe<(typeof MEMBER_ROLES)[number]>({
+    role: Type.Unsafe<MemberRole>({
       type: 'string',
       enum: [...MEMBER_ROLES],
       description: '`viewer` reads the playlist; `editor` also edits it',

@@ -5,22 +5,17 @@ import type { Grant } from '../playlists/playlist.access.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import { UserError, userName } from '../users/user-name.js';
 import { findUserByName } from '../users/user.repository.js';
+import { lockPlaylist } from '../playlists/playlist.repository.js';
 import {
   countMembers,
   deleteMember,
   findMembership,
-  lockedPlaylistVersion,
   playlistMembers,
   putMember,
   recordMemberEvent,
-  type MemberRole,
 } from './members.repository.js';
-
-/** One line of a playlist's members list. */
-export interface Member {
-  readonly user: string;
-  readonly role: 'owner' | MemberRole;
-}
+import type { Member } from './members.schemas.js';
+import type { MemberRole } from './roles.js';
 
 export const NO_SUCH_USER = 'No such user.';
 
@@ -30,7 +25,7 @@ const byName = (a: { name: string }, b: { name: string }) =>
   collator.compare(a.name, b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 /**
- * A playlist's members (section 12): who besides its owner may read (viewer) or also edit (editor) it. Every method
+ * A playlist's members (README.md, Sharing): who besides its owner may read (viewer) or also edit (editor) it. Every method
  * asks the access module first, so that a stranger learns nothing of the playlist nor of the user named; each
  * membership write records, in its transaction, what the member's change feed says of it.
  */
@@ -64,7 +59,7 @@ export function membersService(db: Db, playlists: PlaylistService, limits: Limit
   async function write(userId: number, id: number, work: (trx: Db['kysely'], version: number) => Promise<void>) {
     await playlists.asWrite(userId, () =>
       db.write(async (trx) => {
-        const version = await lockedPlaylistVersion(trx, db.dialect, id);
+        const version = await lockPlaylist(trx, db.dialect, id);
         if (version === undefined) throw await access.refusal(userId, id, trx);
         await work(trx, version);
       }),

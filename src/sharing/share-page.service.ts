@@ -1,6 +1,7 @@
 import type { FileFormat } from '../formats/formats.js';
 import { ApiError } from '../http/errors.js';
 import type { PlaylistFile, PlaylistFiles } from '../playlists/playlist-files.service.js';
+import { render } from '../playlists/playlist.render.js';
 import type { CoverFacts, PlaylistService } from '../playlists/playlist.service.js';
 import type { LinkService, OpenedLink } from './links.service.js';
 import { playlistSummary, renderSharePage, songLength } from './share-page.render.js';
@@ -47,10 +48,8 @@ export function sharedPlaylists(links: LinkService, playlists: PlaylistService, 
 
     /** The playlist's JSON as the API gives it (`playlistwithsongs`), with `owner`: the owner's name. */
     async json(link: OpenedLink): Promise<Buffer | undefined> {
-      const answer = await unlessGone(playlists.get(link.ownerId, link.playlistId));
-      if (answer === undefined) return undefined;
-      const playlist = JSON.parse(answer.body.toString('utf8')) as Record<string, unknown>;
-      return Buffer.from(JSON.stringify({ ...playlist, owner: link.owner }), 'utf8');
+      const snapshot = await unlessGone(playlists.snapshot(link.ownerId, link.playlistId));
+      return snapshot === undefined ? undefined : render(snapshot, { role: 'link', ownerName: link.owner }).body;
     },
 
     /** The playlist as a file, as `GET /v3/playlist/{id}?format=` writes it; `origin` as there. */

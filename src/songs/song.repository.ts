@@ -1,10 +1,12 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
+import { catalogVersion, readCatalogVersion } from '../db/playlist-changes.js';
 import type { Database, SongRow } from '../db/schema.js';
 
 type Q = Kysely<Database>;
 
-export type CatalogSongRow = Omit<SongRow, 'search_doc'>;
+/** A song as the songs API answers it. */
+export type CatalogSongRow = Pick<SongRow, 'id' | 'title' | 'artist' | 'album' | 'genre' | 'duration'>;
 
 const COLUMNS = ['id', 'title', 'artist', 'album', 'genre', 'duration'] as const;
 
@@ -28,6 +30,32 @@ export async function findSongsByIds(
     );
   }
   return rows;
+}
+
+/**
+ * As findSongsByIds, and the catalog's version read in the first statement, so before the songs (a playlist's answer
+ * made of them is labelled with it: playlists/playlist.render.ts); read alone when there are no songs to read.
+ */
+export async function findSongsAtCatalogVersion(
+  db: Q,
+  ids: readonly number[],
+): Promise<{ songs: Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>[]; catalogVersion: number }> {
+  const distinct = [...new Set(ids)];
+  const first = distinct.slice(0, LOOKUP_CHUNK);
+  const rows =
+    first.length === 0
+      ? []
+      : await db
+          .selectFrom('songs')
+          .select(['id', 'title', 'artist', 'genre', catalogVersion])
+          .where('id', 'in', first)
+          .execute();
+  const songs: Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>[] = rows.map(
+    ({ catalog_version: _, ...song }) => song,
+  );
+  if (distinct.length > LOOKUP_CHUNK) songs.push(...(await findSongsByIds(db, distinct.slice(LOOKUP_CHUNK))));
+  const version = rows[0]?.catalog_version;
+  return { songs, catalogVersion: version === undefined ? await readCatalogVersion(db) : Number(version) };
 }
 
 export function findSong(db: Q, id: number): Promise<CatalogSongRow | undefined> {

@@ -48,6 +48,8 @@ describe('the /docs page, in Chromium', () => {
       'Edit a playlist',
       'Replace a playlist',
       'Add songs to a playlist',
+      "Get a playlist's entries",
+      'Edit a playlist by its entries, merged',
       "Get a playlist's cover image",
       'Import a playlist file',
       "List a playlist's revisions",

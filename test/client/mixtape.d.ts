@@ -139,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * Create a playlist
-         * @description Creates a playlist from a name and song ids and returns it.
+         * @description Creates a playlist from a name and song ids and returns it; or (1.7.0) a smart playlist from a name and `rules`, whose songs are the catalog songs they choose (a `playlist` the caller may not read, or rules that break the contract, are a 400 naming the path of the problem).
          */
         post: operations["postplaylist"];
         delete?: never;
@@ -182,7 +182,7 @@ export interface paths {
         get: operations["getspecplaylist"];
         /**
          * Replace a playlist
-         * @description Replaces the name and the songs of the playlist (both required).
+         * @description Replaces the name and the songs of the playlist; or (1.7.0) its name and rules, making it a smart playlist (`"rules": null`: an ordinary playlist that keeps its songs). A smart playlist's songs cannot be replaced by hand (409).
          */
         put: operations["putplaylist"];
         post?: never;
@@ -212,6 +212,46 @@ export interface paths {
          * @description Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`.
          */
         get: operations["getplaylistdiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlist/{playlist-id}/edits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Edit a playlist by its entries, merged
+         * @description Inserts, removes and moves entries and renames the playlist, as made on version `base`, merged with what happened since: an anchor removed since still places the op where it stood, everyone's inserts land, removing or moving an entry already removed is not applied (`removed`), and a rename is not applied when the name was changed since to another (`conflict`). What was applied is one revision. `If-Match` (412) for a client that wants no merge.
+         */
+        post: operations["editplaylistentries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlist/{playlist-id}/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a playlist's entries
+         * @description The playlist with the entry of each slot: an id of its own, kept through every edit until the slot is removed, which merged edits (`POST …/edits`) name.
+         */
+        get: operations["getplaylistentries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -423,7 +463,7 @@ export interface paths {
         put?: never;
         /**
          * Alias of POST /v3/playlist
-         * @description Creates a playlist from a name and song ids and returns it. Alias of the singular path, as used by the getting-started examples.
+         * @description Creates a playlist from a name and song ids and returns it; or (1.7.0) a smart playlist from a name and `rules`, whose songs are the catalog songs they choose (a `playlist` the caller may not read, or rules that break the contract, are a 400 naming the path of the problem). Alias of the singular path, as used by the getting-started examples.
          */
         post: operations["postplaylistPlural"];
         delete?: never;
@@ -466,7 +506,7 @@ export interface paths {
         get: operations["getspecplaylistPlural"];
         /**
          * Alias of PUT /v3/playlist/{playlist-id}
-         * @description Replaces the name and the songs of the playlist (both required).
+         * @description Replaces the name and the songs of the playlist; or (1.7.0) its name and rules, making it a smart playlist (`"rules": null`: an ordinary playlist that keeps its songs). A smart playlist's songs cannot be replaced by hand (409).
          */
         put: operations["putplaylistPlural"];
         post?: never;
@@ -496,6 +536,46 @@ export interface paths {
          * @description Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`. Alias of the singular path.
          */
         get: operations["getplaylistdiffPlural"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlists/{playlist-id}/edits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Alias of POST /v3/playlist/{playlist-id}/edits
+         * @description Inserts, removes and moves entries and renames the playlist, as made on version `base`, merged with what happened since: an anchor removed since still places the op where it stood, everyone's inserts land, removing or moving an entry already removed is not applied (`removed`), and a rename is not applied when the name was changed since to another (`conflict`). What was applied is one revision. `If-Match` (412) for a client that wants no merge.
+         */
+        post: operations["editplaylistentriesPlural"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlists/{playlist-id}/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alias of GET /v3/playlist/{playlist-id}/entries
+         * @description The playlist with the entry of each slot: an id of its own, kept through every edit until the slot is removed, which merged edits (`POST …/edits`) name.
+         */
+        get: operations["getplaylistentriesPlural"];
         put?: never;
         post?: never;
         delete?: never;
@@ -794,7 +874,7 @@ export interface components {
              * @description What happened: a revision (`create`, `edit`, `restore`, `delete`), or the playlist was shared with the caller or their role changed (`shared`), or it no longer is (`unshared`)
              * @enum {string}
              */
-            change: "create" | "edit" | "restore" | "delete" | "shared" | "unshared";
+            change: "create" | "edit" | "restore" | "delete" | "refresh" | "shared" | "unshared";
             /** @description The playlist id */
             id: number;
             /** @description Its version after the change (none for a delete or `unshared`) */
@@ -835,8 +915,10 @@ export interface components {
              * @example Chill Vibes
              */
             name: string;
+            /** @description A smart playlist (1.7.0): the rules (`smartRules`) that choose its songs from the catalog, instead of `songIds` */
+            rules?: Record<string, never>;
             /**
-             * @description Ids of the songs to put in the playlist; order is kept and repeats are allowed
+             * @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead
              * @example [
              *       22,
              *       3,
@@ -845,7 +927,29 @@ export interface components {
              *       54
              *     ]
              */
-            songIds: number[];
+            songIds?: number[];
+        };
+        /**
+         * playlistentries
+         * @description A playlist with the entry of each slot
+         */
+        playlistentries: {
+            entries: {
+                artist: string;
+                /**
+                 * @description The slot's entry: its id in this playlist, kept through every edit until it is removed
+                 * @example e12
+                 */
+                entry: string;
+                /** @description The song's id */
+                id: number;
+                title: string;
+            }[];
+            /** @description The playlist's id */
+            id: number;
+            name: string;
+            /** @description The playlist's version (counted up by each edit) */
+            version: number;
         };
         /** playlistwithsongs */
         playlistwithsongs: {
@@ -857,6 +961,7 @@ export interface components {
             owner?: string;
             /** @description The caller's role, with `owner`: a viewer reads it, an editor also edits it */
             role?: "viewer" | "editor";
+            rules?: components["schemas"]["smartRules"];
             /** @description Songs in the playlist, in the order they were given */
             songs: components["schemas"]["song"][];
         };
@@ -870,13 +975,153 @@ export interface components {
              * @description What the revision did
              * @enum {string}
              */
-            change: "create" | "edit" | "restore" | "delete";
+            change: "create" | "edit" | "restore" | "delete" | "refresh";
             /** @description The playlist's name after it */
             name: string;
             /** @description How many songs the playlist held after it */
             songCount: number;
             /** @description The version it made: 1 for the create, one more for each after */
             version: number;
+        };
+        /**
+         * smartGroup
+         * @description Conditions together; groups nest up to 3 deep
+         */
+        smartGroup: {
+            conditions: (({
+                /** @description A text field, compared as search compares it: case and accents do not matter */
+                field: "title" | "artist" | "album" | "genre";
+                /** @description How the field is compared with the value */
+                op: "is" | "isNot" | "contains" | "notContains" | "startsWith" | "endsWith";
+                value: string;
+            } | {
+                /**
+                 * @description The song’s length in seconds; a song without one matches only `isNot`
+                 * @enum {string}
+                 */
+                field: "duration";
+                /** @description `between` takes [low, high], both included */
+                op: "is" | "isNot" | "gt" | "lt" | "between";
+                value: number | number[];
+            } | {
+                /**
+                 * @description When the song came into the catalog
+                 * @enum {string}
+                 */
+                field: "added";
+                /** @description `before`, `after`: an RFC 3339 date-time; `inTheLast`, `notInTheLast`: days */
+                op: "before" | "after" | "inTheLast" | "notInTheLast";
+                value: string | number;
+            } | {
+                /**
+                 * @description The songs of a playlist the caller may read
+                 * @enum {string}
+                 */
+                field: "playlist";
+                /** @description Whether the song is in it */
+                op: "in" | "notIn";
+                /** @description The playlist’s id */
+                value: number;
+            }) | components["schemas"]["smartGroup"])[];
+            /** @description `all`: a song meets every condition; `any`: at least one */
+            match: "all" | "any";
+        };
+        /**
+         * smartRules
+         * @description Which catalog songs a smart playlist holds, in which order, how many
+         */
+        smartRules: {
+            /** @description Conditions and groups; at most 50 in all, at every depth */
+            conditions: (({
+                /** @description A text field, compared as search compares it: case and accents do not matter */
+                field: "title" | "artist" | "album" | "genre";
+                /** @description How the field is compared with the value */
+                op: "is" | "isNot" | "contains" | "notContains" | "startsWith" | "endsWith";
+                value: string;
+            } | {
+                /**
+                 * @description The song’s length in seconds; a song without one matches only `isNot`
+                 * @enum {string}
+                 */
+                field: "duration";
+                /** @description `between` takes [low, high], both included */
+                op: "is" | "isNot" | "gt" | "lt" | "between";
+                value: number | number[];
+            } | {
+                /**
+                 * @description When the song came into the catalog
+                 * @enum {string}
+                 */
+                field: "added";
+                /** @description `before`, `after`: an RFC 3339 date-time; `inTheLast`, `notInTheLast`: days */
+                op: "before" | "after" | "inTheLast" | "notInTheLast";
+                value: string | number;
+            } | {
+                /**
+                 * @description The songs of a playlist the caller may read
+                 * @enum {string}
+                 */
+                field: "playlist";
+                /** @description Whether the song is in it */
+                op: "in" | "notIn";
+                /** @description The playlist’s id */
+                value: number;
+            }) | {
+                conditions: (({
+                    /** @description A text field, compared as search compares it: case and accents do not matter */
+                    field: "title" | "artist" | "album" | "genre";
+                    /** @description How the field is compared with the value */
+                    op: "is" | "isNot" | "contains" | "notContains" | "startsWith" | "endsWith";
+                    value: string;
+                } | {
+                    /**
+                     * @description The song’s length in seconds; a song without one matches only `isNot`
+                     * @enum {string}
+                     */
+                    field: "duration";
+                    /** @description `between` takes [low, high], both included */
+                    op: "is" | "isNot" | "gt" | "lt" | "between";
+                    value: number | number[];
+                } | {
+                    /**
+                     * @description When the song came into the catalog
+                     * @enum {string}
+                     */
+                    field: "added";
+                    /** @description `before`, `after`: an RFC 3339 date-time; `inTheLast`, `notInTheLast`: days */
+                    op: "before" | "after" | "inTheLast" | "notInTheLast";
+                    value: string | number;
+                } | {
+                    /**
+                     * @description The songs of a playlist the caller may read
+                     * @enum {string}
+                     */
+                    field: "playlist";
+                    /** @description Whether the song is in it */
+                    op: "in" | "notIn";
+                    /** @description The playlist’s id */
+                    value: number;
+                }) | components["schemas"]["smartGroup"])[];
+                /** @description `all`: a song meets every condition; `any`: at least one */
+                match: "all" | "any";
+            })[];
+            /** @description At most this many songs; the songs limit by default */
+            limit?: number;
+            /** @description `all`: a song meets every condition; `any`: at least one */
+            match: "all" | "any";
+            /** @description Sort keys in turn (songs tie by id), or `[{"field": "random"}]` alone; none: by id */
+            sort?: ({
+                /** @description Sort by this field */
+                field: "title" | "artist" | "album" | "genre" | "duration" | "added";
+                /** @description asc by default */
+                order?: "asc" | "desc";
+            } | {
+                /**
+                 * @description A shuffle that changes only when the rules change
+                 * @enum {string}
+                 */
+                field: "random";
+            })[];
         };
         /** song */
         song: {
@@ -1863,7 +2108,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A whole `newPlaylist`: both members are required */
+        /** @description A whole `newPlaylist`: the name, and the songs or (1.7.0) a smart playlist's rules; `{"name", "rules": null}` keeps the songs of a smart playlist it makes ordinary */
         requestBody: {
             content: {
                 "application/json": {
@@ -1872,8 +2117,10 @@ export interface operations {
                      * @example Chill Vibes
                      */
                     name: string;
+                    /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
+                    rules?: Record<string, never> | null;
                     /** @description The songs, in order */
-                    songIds: number[];
+                    songIds?: number[];
                 };
             };
         };
@@ -1931,7 +2178,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, or it would leave more than 1000 songs. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2146,7 +2393,9 @@ export interface operations {
                      * @example Chill Vibes
                      */
                     name?: string;
-                    /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed */
+                    /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
+                    rules?: Record<string, never> | null;
+                    /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead */
                     songIds?: number[];
                 };
                 "application/json-patch+json": ({
@@ -2165,7 +2414,9 @@ export interface operations {
                      * @example Chill Vibes
                      */
                     name?: string;
-                    /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed */
+                    /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
+                    rules?: Record<string, never> | null;
+                    /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead */
                     songIds?: number[];
                 };
             };
@@ -2224,7 +2475,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, or it would leave more than 1000 songs. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2375,6 +2626,351 @@ export interface operations {
                 };
             };
             /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    editplaylistentries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the playlist is still as this ETag describes it; otherwise 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Apply every op or none (409)
+                     * @default false
+                     */
+                    atomic?: boolean;
+                    /** @description The version the ops were made on; the current one when left out */
+                    base?: number;
+                    /** @description Makes the request safe to send again: the same key from the same user on this playlist answers what the first request answered and applies nothing again */
+                    key?: string;
+                    ops: {
+                        /** @description After this entry; `null`: at the start */
+                        after?: string | null;
+                        /**
+                         * @description Before this entry
+                         * @example e12
+                         */
+                        before?: string;
+                        /**
+                         * @description remove, move: the entry
+                         * @example e12
+                         */
+                        entry?: string;
+                        /**
+                         * @description rename: the new name
+                         * @example Chill Vibes
+                         */
+                        name?: string;
+                        /** @enum {string} */
+                        op: "insert" | "remove" | "move" | "rename";
+                        /** @description insert: the songs, in order */
+                        songIds?: number[];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The playlist as the edit left it, and one result per op, in order. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description The playlist's JSON ETag, as GET now answers it. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        playlist: components["schemas"]["playlistentries"];
+                        results: {
+                            applied: boolean;
+                            /** @description An insert's entries */
+                            entries?: string[];
+                            message?: string;
+                            /**
+                             * @description Why it was not applied
+                             * @enum {string}
+                             */
+                            reason?: "removed" | "conflict";
+                        }[];
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description With `atomic`, an op that does not apply (the body's `results` say which); or the edit would leave more than 1000 songs. Nothing was written. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description What went wrong, in a sentence a person understands. */
+                        errormsg: string;
+                        /** @description Where to find this error in the server log. */
+                        logdata: {
+                            /** @description When the error happened, in Unix seconds. */
+                            date: number;
+                            /** @description Unique number of this error; it appears in the server's log line. */
+                            entry: number;
+                        };
+                        /** @description With `atomic`: what would have become of each op */
+                        results?: {
+                            applied: boolean;
+                            /** @description An insert's entries */
+                            entries?: string[];
+                            message?: string;
+                            /**
+                             * @description Why it was not applied
+                             * @enum {string}
+                             */
+                            reason?: "removed" | "conflict";
+                        }[];
+                    };
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            412: {
+                headers: {
+                    /** @description The current ETag of the playlist. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Some song ids are not in the catalog; `errormsg` names them. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getplaylistentries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The playlist with its entries. */
+            200: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of these entries. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["playlistentries"];
+                };
+            };
+            /** @description The entries have not changed since the ETag sent in `If-None-Match`. */
+            304: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of these entries. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -3461,7 +4057,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, or it would leave more than 1000 songs. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4337,7 +4933,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A whole `newPlaylist`: both members are required */
+        /** @description A whole `newPlaylist`: the name, and the songs or (1.7.0) a smart playlist's rules; `{"name", "rules": null}` keeps the songs of a smart playlist it makes ordinary */
         requestBody: {
             content: {
                 "application/json": {
@@ -4346,8 +4942,10 @@ export interface operations {
                      * @example Chill Vibes
                      */
                     name: string;
+                    /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
+                    rules?: Record<string, never> | null;
                     /** @description The songs, in order */
-                    songIds: number[];
+                    songIds?: number[];
                 };
             };
         };
@@ -4405,7 +5003,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, or it would leave more than 1000 songs. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4620,7 +5218,9 @@ export interface operations {
                      * @example Chill Vibes
                      */
                     name?: string;
-                    /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed */
+                    /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
+                    rules?: Record<string, never> | null;
+                    /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead */
                     songIds?: number[];
                 };
                 "application/json-patch+json": ({
@@ -4639,7 +5239,9 @@ export interface operations {
                      * @example Chill Vibes
                      */
                     name?: string;
-                    /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed */
+                    /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
+                    rules?: Record<string, never> | null;
+                    /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead */
                     songIds?: number[];
                 };
             };
@@ -4698,7 +5300,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, or it would leave more than 1000 songs. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4849,6 +5451,351 @@ export interface operations {
                 };
             };
             /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    editplaylistentriesPlural: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the playlist is still as this ETag describes it; otherwise 412. */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Apply every op or none (409)
+                     * @default false
+                     */
+                    atomic?: boolean;
+                    /** @description The version the ops were made on; the current one when left out */
+                    base?: number;
+                    /** @description Makes the request safe to send again: the same key from the same user on this playlist answers what the first request answered and applies nothing again */
+                    key?: string;
+                    ops: {
+                        /** @description After this entry; `null`: at the start */
+                        after?: string | null;
+                        /**
+                         * @description Before this entry
+                         * @example e12
+                         */
+                        before?: string;
+                        /**
+                         * @description remove, move: the entry
+                         * @example e12
+                         */
+                        entry?: string;
+                        /**
+                         * @description rename: the new name
+                         * @example Chill Vibes
+                         */
+                        name?: string;
+                        /** @enum {string} */
+                        op: "insert" | "remove" | "move" | "rename";
+                        /** @description insert: the songs, in order */
+                        songIds?: number[];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The playlist as the edit left it, and one result per op, in order. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description The playlist's JSON ETag, as GET now answers it. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        playlist: components["schemas"]["playlistentries"];
+                        results: {
+                            applied: boolean;
+                            /** @description An insert's entries */
+                            entries?: string[];
+                            message?: string;
+                            /**
+                             * @description Why it was not applied
+                             * @enum {string}
+                             */
+                            reason?: "removed" | "conflict";
+                        }[];
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description With `atomic`, an op that does not apply (the body's `results` say which); or the edit would leave more than 1000 songs. Nothing was written. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description What went wrong, in a sentence a person understands. */
+                        errormsg: string;
+                        /** @description Where to find this error in the server log. */
+                        logdata: {
+                            /** @description When the error happened, in Unix seconds. */
+                            date: number;
+                            /** @description Unique number of this error; it appears in the server's log line. */
+                            entry: number;
+                        };
+                        /** @description With `atomic`: what would have become of each op */
+                        results?: {
+                            applied: boolean;
+                            /** @description An insert's entries */
+                            entries?: string[];
+                            message?: string;
+                            /**
+                             * @description Why it was not applied
+                             * @enum {string}
+                             */
+                            reason?: "removed" | "conflict";
+                        }[];
+                    };
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            412: {
+                headers: {
+                    /** @description The current ETag of the playlist. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 65536 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Some song ids are not in the catalog; `errormsg` names them. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getplaylistentriesPlural: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The playlist with its entries. */
+            200: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of these entries. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["playlistentries"];
+                };
+            };
+            /** @description The entries have not changed since the ETag sent in `If-None-Match`. */
+            304: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of these entries. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -5935,7 +6882,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, or it would leave more than 1000 songs. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;

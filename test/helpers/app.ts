@@ -37,7 +37,9 @@ export async function openTestApp(
   env: Record<string, string> = {},
   drop: () => Promise<void> = () => Promise.resolve(),
 ): Promise<TestApp> {
-  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', ...env });
+  // A test's own work runs on the app's event loop (app.inject), so shedding by the loop's delay would refuse requests
+  // for the test's delays: it is off unless a test switches it on (test/http/load-shedding.test.ts).
+  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', MIXTAPE_MAX_EVENT_LOOP_DELAY_MS: '0', ...env });
   const queries: CompiledQuery[] = [];
   const db = openDatabase(config.database, { onQuery: (statement) => queries.push(statement) });
   await prepareDatabase(db, config, { info: () => {}, warn: () => {} });

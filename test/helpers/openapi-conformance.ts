@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
@@ -66,6 +67,8 @@ function documentValidator(document: OpenApiDoc): (pointer: string[]) => Validat
   ajv.addVocabulary(['openapi', 'info', 'jsonSchemaDialect', 'servers', 'paths', 'webhooks', 'components', 'tags']);
   ajv.addVocabulary(['security', 'externalDocs']);
   ajv.addFormat('binary', true);
+  // RFC 3339 date-times (a link's expiry, a smart playlist's `added` rules), as the service checks them.
+  ajvFormats.default(ajv, { mode: 'full', formats: ['date-time'] });
   ajv.addSchema({ ...document, $id: 'urn:mixtape:openapi' });
   const cache = new Map<string, ValidateFunction>();
   return (pointer) => {

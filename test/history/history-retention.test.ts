@@ -60,10 +60,15 @@ describeEachDatabase('history retention on %s', (t) => {
     expect(await versions(old.id, security)).toEqual([2]);
     expectError(await send('GET', `/v3/playlist/${old.id}/versions/1`, security), 410);
 
-    // Deleted longer ago than the retention: no history, no restore; still 410 as deleted.
-    expectError(await send('GET', `/v3/playlist/${gone.id}/versions`, security), 410);
-    expectError(await send('POST', `/v3/playlist/${gone.id}/restore`, security, { version: 1 }), 410);
-    expectError(await send('GET', `/v3/playlist/${gone.id}`, security), 410);
+    // Deleted longer ago than the retention: no history, no restore; still 410 as deleted, saying so.
+    const unrestorable = 'This playlist is already deleted. Its history is no longer kept, so it cannot be restored.';
+    for (const refused of [
+      await send('GET', `/v3/playlist/${gone.id}/versions`, security),
+      await send('POST', `/v3/playlist/${gone.id}/restore`, security, { version: 1 }),
+      await send('GET', `/v3/playlist/${gone.id}`, security),
+    ]) {
+      expect(expectError(refused, 410).errormsg).toBe(unrestorable);
+    }
 
     // Deleted within the retention: its delete is kept, and restoring it brings back what was deleted.
     expect(await versions(recent.id, security)).toEqual([2]);

@@ -171,6 +171,44 @@ describeEachDatabase('playlist history on %s', (t) => {
 describeEachDatabase('diffs of versions on %s', (t) => {
   const get = (url: string, security: string) => t.app.inject({ method: 'GET', url, headers: { security } });
 
+  it("computes a long diff on a worker thread, and answers one user's burst of them 429 past their share", async () => {
+    const security = await t.addUser();
+    const other = await t.addUser();
+    const songs = Array.from({ length: 150 }, (_v, i) => 1 + (i % 200));
+    const created = await createPlaylist(t.app, security, 'Long', songs);
+    const edited = await t.app.inject({
+      method: 'PUT',
+      url: `/v3/playlist/${created.id}`,
+      headers: { security, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'Long', songIds: [...songs.slice(1), 239] }),
+    });
+    expect(edited.statusCode, edited.body).toBe(200);
+    const mine = await createPlaylist(t.app, other, 'Mine', [1, 2]);
+    const expected = [
+      { op: 'remove', path: '/songs/0' },
+      { op: 'add', path: '/songs/149', value: { id: 239 } },
+    ];
+
+    const url = `/v3/playlist/${created.id}/diff?from=1&to=2`;
+    const [burst, others] = await Promise.all([
+      Promise.all(Array.from({ length: 20 }, () => get(url, security))),
+      get(`/v3/playlist/${mine.id}/diff?from=1`, other),
+    ]);
+    const statuses = burst.map((answer) => answer.statusCode);
+    // One in progress and eight waiting; the rest of the burst is refused at once, and only that user's.
+    expect(statuses.filter((status) => status === 429).length, statuses.join()).toBeGreaterThan(0);
+    for (const answer of burst) {
+      if (answer.statusCode === 429) {
+        expect(answer.headers['retry-after']).toBe('1');
+        continue;
+      }
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(answer.json()).toEqual(expected);
+    }
+    expect(others.statusCode, others.body).toBe(200);
+    expect((await get(url, security)).json()).toEqual(expected);
+  });
+
   it('answers the JSON Patch that turns one version into another, small for a small change', async () => {
     const security = await t.addUser();
     const created = await createPlaylist(t.app, security, 'Diffed', [1, 2, 3, 4]);

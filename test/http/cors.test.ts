@@ -178,8 +178,8 @@ describe('CORS with MIXTAPE_CORS_ORIGINS set', () => {
   });
 });
 
-describe("README's CORS notes", () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+describe("docs/api.md's CORS notes", () => {
+  const readme = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
   const notes = readme.slice(readme.indexOf('Browsers: CORS'), readme.indexOf('- Any other `OPTIONS`'));
   const named = new Set([...notes.matchAll(/`([^`]+)`/g)].map((match) => match[1]!.toLowerCase()));
 

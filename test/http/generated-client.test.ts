@@ -73,7 +73,7 @@ describeEachDatabase('a client generated from musicapi.yaml (%s)', (t, dialect) 
     expect(gone.response.status).toBe(410);
     expect(gone.data).toBeUndefined();
     expect(gone.error).toEqual({
-      errormsg: 'This playlist is already deleted.',
+      errormsg: expect.stringMatching(/^This playlist is already deleted\. You can restore it: /) as string,
       logdata: { entry: expect.any(Number) as number, date: expect.any(Number) as number },
     });
   });

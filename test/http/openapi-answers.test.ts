@@ -539,6 +539,74 @@ describeEachDatabase('share links and the page they open, as the document says (
   }
 });
 
+describeEachDatabase('entries and merged edits that match the document (%s)', (t) => {
+  for (const base of ['/v3/playlist', '/v3/playlists']) {
+    it(`entries and edits at ${base}, and their failures`, async () => {
+      const security = await t.addUser();
+      const created = await conforming(t, 'post', base, {
+        url: base,
+        headers: { security },
+        payload: { name: 'Merged', songIds: [1, 2] },
+      });
+      const at = `${base}/${created.json<{ id: number }>().id}`;
+      const entriesPath = `${base}/{playlist-id}/entries`;
+      const editsPath = `${base}/{playlist-id}/edits`;
+      const json = { security, 'content-type': 'application/json' };
+      const expectStatus = async (method: Method, path: string, status: number, request: Partial<InjectRequest>) => {
+        const response = await conforming(t, method, path, { url: '', ...request });
+        expect(response.statusCode, `${method} ${path} ${response.body}`).toBe(status);
+        return response;
+      };
+      const read = await expectStatus('get', entriesPath, 200, { url: `${at}/entries`, headers: { security } });
+      const etag = String(read.headers.etag);
+      const [first] = read.json<{ entries: { entry: string }[] }>().entries;
+      await expectStatus('get', entriesPath, 304, {
+        url: `${at}/entries`,
+        headers: { security, 'if-none-match': etag },
+      });
+      await expectStatus('get', entriesPath, 400, { url: `${base}/abc/entries`, headers: { security } });
+      await expectStatus('get', entriesPath, 404, { url: `${base}/999999/entries`, headers: { security } });
+      await expectStatus('get', entriesPath, 401, { url: `${at}/entries` });
+
+      const edits = (payload: unknown, headers: Record<string, string> = json) => ({
+        url: `${at}/edits`,
+        headers,
+        payload: payload as InjectRequest['payload'],
+      });
+      const insert = { op: 'insert', songIds: [3], after: first!.entry };
+      const done = await expectStatus('post', editsPath, 200, edits({ base: 1, key: 'k1', ops: [insert] }));
+      await expectStatus('post', editsPath, 400, edits({ ops: [{ op: 'move', after: null }] }));
+      await expectStatus(
+        'post',
+        editsPath,
+        409,
+        edits({
+          atomic: true,
+          ops: [
+            { op: 'remove', entry: first!.entry },
+            { op: 'remove', entry: first!.entry },
+          ],
+        }),
+      );
+      await expectStatus('post', editsPath, 412, edits({ ops: [insert] }, { ...json, 'if-match': etag }));
+      await expectStatus(
+        'post',
+        editsPath,
+        413,
+        edits(JSON.stringify({ ops: [{ op: 'rename', name: 'x'.repeat(70_000) }] })),
+      );
+      await expectStatus('post', editsPath, 415, edits('<x/>', { security, 'content-type': 'application/xml' }));
+      await expectStatus('post', editsPath, 422, edits({ ops: [{ op: 'remove', entry: 'e999' }] }));
+      await expectStatus('post', editsPath, 404, { ...edits({ ops: [insert] }), url: `${base}/999999/edits` });
+      await expectStatus('post', editsPath, 401, edits({ ops: [insert] }, { 'content-type': 'application/json' }));
+      expect(String(done.headers.etag)).toMatch(/^"/);
+      await conforming(t, 'delete', `${base}/{playlist-id}`, { url: at, headers: { security } });
+      await expectStatus('post', editsPath, 410, edits({ ops: [insert] }));
+      await expectStatus('get', entriesPath, 410, { url: `${at}/entries`, headers: { security } });
+    });
+  }
+});
+
 describeEachDatabase('sharing that matches the document (%s)', { MIXTAPE_MEMBERS_MAX: '1' }, (t) => {
   for (const base of ['/v3/playlist', '/v3/playlists']) {
     it(`members at ${base}, and their failures`, async () => {
@@ -589,6 +657,9 @@ describeEachDatabase('sharing that matches the document (%s)', { MIXTAPE_MEMBERS
       const playlist = `${base}/{playlist-id}`;
       const at = `${base}/${id}`;
       await call('patch', playlist, 403, { url: at, headers: json, payload: { name: 'Mine' } }, jon);
+      await call('get', `${playlist}/entries`, 200, { url: `${at}/entries` }, jon);
+      const rename = { ops: [{ op: 'rename', name: 'Mine' }] };
+      await call('post', `${playlist}/edits`, 403, { url: `${at}/edits`, headers: json, payload: rename }, jon);
       await call('put', playlist, 403, { url: at, headers: json, payload: { name: 'Mine', songIds: [] } }, jon);
       await call(
         'post',

@@ -154,4 +154,51 @@ describeEachDatabase('strict input on %s', (t) => {
     });
     expect(expectError(empty, 400).errormsg).toBe('The request body is empty; it must be a JSON object.');
   });
+
+  it('says that an empty or absent body is empty on every route that reads one, whatever its type', async () => {
+    const target = await createPlaylist(t.app, security, 'Bodies', [1]);
+    const url = `/v3/playlist/${target.id}`;
+    const routes = [
+      ['POST', '/v3/playlist', 'application/json'],
+      ['PUT', url, 'application/json'],
+      ['PATCH', url, 'application/merge-patch+json'],
+      ['POST', `${url}/songs`, 'application/json'],
+      ['POST', `${url}/restore`, 'application/json'],
+      ['PUT', `${url}/members/nobody`, 'application/json'],
+    ] as const;
+    const object = 'The request body is empty; it must be a JSON object.';
+    for (const [method, path, type] of routes) {
+      for (const sent of [type, 'application/x-www-form-urlencoded', 'text/plain']) {
+        const response = await t.app.inject({
+          method,
+          url: path,
+          headers: { security, 'content-type': sent },
+          payload: '',
+        });
+        expect(expectError(response, 400).errormsg, `${method} ${path} as ${sent}`).toBe(object);
+      }
+      const absent = await t.app.inject({ method, url: path, headers: { security } });
+      expect(expectError(absent, 400).errormsg, `${method} ${path} without a body`).toBe(object);
+    }
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url,
+      headers: { security, 'content-type': 'application/json-patch+json' },
+      payload: '',
+    });
+    expect(expectError(patch, 400).errormsg).toBe(
+      'The request body is empty; it must be a JSON Patch document (an array of operations).',
+    );
+    // JSON null is a body, and is told apart from none.
+    const nothing = await t.app.inject({
+      method: 'POST',
+      url: '/v3/playlist',
+      headers: { security, 'content-type': 'application/json' },
+      payload: 'null',
+    });
+    expect(expectError(nothing, 400).errormsg).toBe('The request body is null; it must be a JSON object.');
+    // Nothing was changed by any of them.
+    const after = await t.app.inject({ method: 'GET', url, headers: { security } });
+    expect(after.json<PlaylistBody>()).toMatchObject({ name: 'Bodies', songs: [{ id: 1 }] });
+  });
 });

@@ -484,7 +484,6 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
     const security = await t.addUser();
     expectError(await importFile(security, 'text/plain', '{"name":"x","songIds":[1]}'), 415);
     expectError(await importFile(security, 'application/json', '{"playlist":{"title":"x"}}'), 415);
-    expectError(await t.app.inject({ method: 'POST', url: '/v3/playlist/import', headers: { security } }), 415);
     const big = `#EXTM3U\n#PLAYLIST:${'x'.repeat(70_000)}\n`;
     expectError(await importFile(security, 'audio/mpegurl', big), 413);
     const anonymous = await t.app.inject({
@@ -509,6 +508,20 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
     }
     // JSON bodies still work on create.
     await createPlaylist(t.app, security, 'Still JSON', [1]);
+  });
+
+  it('says an empty or absent body is empty, whatever its type, and creates nothing', async () => {
+    const security = await t.addUser();
+    const empty = 'The request body is empty: send the playlist file (XSPF, JSPF or M3U8) as the body.';
+    for (const type of [...Object.values(FORMATS), 'text/xml', 'text/plain', 'application/x-www-form-urlencoded']) {
+      expect(expectError(await importFile(security, type, ''), 400).errormsg, type).toBe(empty);
+    }
+    const absent = await t.app.inject({ method: 'POST', url: '/v3/playlist/import', headers: { security } });
+    expect(expectError(absent, 400).errormsg).toBe(empty);
+    // A document that is there but lacks its root is told so.
+    const rootless = await importFile(security, FORMATS.xspf, '<?xml version="1.0"?>\n');
+    expect(expectError(rootless, 400).errormsg).not.toBe(empty);
+    expect(await countPlaylists(security)).toBe(0);
   });
 
   it('searches an imported playlist like a created one', async () => {

@@ -58,7 +58,7 @@ describeEachDatabase('playlists on %s', (t, dialect) => {
     expect(past.headers['x-total-count']).toBe('5');
   });
 
-  it('deletes: 200 with an empty body, then 410 for the owner on get and delete', async () => {
+  it('deletes: 200 with an empty body, then 410 for the owner on get and delete, saying how to restore it', async () => {
     const security = await t.addUser();
     const created = await createPlaylist(t.app, security, 'Short-lived', [5]);
     const deleted = await t.app.inject({
@@ -70,11 +70,23 @@ describeEachDatabase('playlists on %s', (t, dialect) => {
     expect(deleted.body).toBe('');
     for (const method of ['GET', 'DELETE'] as const) {
       const again = await t.app.inject({ method, url: `/v3/playlist/${created.id}`, headers: { security } });
-      expect(expectError(again, 410).errormsg).toBe('This playlist is already deleted.');
+      expect(expectError(again, 410).errormsg).toBe(
+        `This playlist is already deleted. You can restore it: POST /v3/playlist/${created.id}/restore with ` +
+          `{"version": 2} (its delete's version), or on the server \`mixtape playlist restore ${created.id}\`.`,
+      );
     }
     const list = await t.app.inject({ method: 'GET', url: '/v3/playlist', headers: { security } });
     expect(list.json()).toEqual([]);
     expect(list.headers['x-total-count']).toBe('0');
+    // What the answer says to send brings it back as it was.
+    const restored = await t.app.inject({
+      method: 'POST',
+      url: `/v3/playlist/${created.id}/restore`,
+      headers: { security, 'content-type': 'application/json' },
+      payload: '{"version": 2}',
+    });
+    expect(restored.statusCode, restored.body).toBe(200);
+    expect(restored.json<PlaylistBody>()).toMatchObject({ id: created.id, name: 'Short-lived', songs: [{ id: 5 }] });
   });
 
   it('never reuses an id', async () => {

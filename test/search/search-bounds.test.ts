@@ -1,7 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { playlistDocument, searchDocument } from '../../src/search/search-text.js';
+import { songSearchColumns } from '../../src/catalog/catalog.service.js';
+import { playlistDocument } from '../../src/search/search-text.js';
 import type { TestApp } from '../helpers/app.js';
 import { describeEachDatabase } from '../helpers/each-database.js';
 import { createPlaylist, expectError, type PlaylistBody } from '../helpers/requests.js';
@@ -198,7 +199,8 @@ async function addSongs(t: TestApp, titles: readonly string[]): Promise<number[]
           album: `Album ${start + i}`,
           genre: 'Test',
           duration: 180,
-          search_doc: searchDocument([title, 'Bench Artist', `Album ${start + i}`, 'Test']),
+          ...songSearchColumns({ title, artist: 'Bench Artist', album: `Album ${start + i}`, genre: 'Test' }),
+          added: Date.now(),
         })),
       )
       .returning('id')

@@ -79,6 +79,26 @@ describeEachDatabase('share links on %s', { MIXTAPE_LINKS_MAX: String(LINKS_MAX)
     expect(await listLinks(playlist.id)).toEqual([]);
   });
 
+  it('makes a link from a POST with a JSON Content-Type and an empty body, as from one with no body', async () => {
+    const playlist = await createPlaylist(t.app, ivy, 'Empty body', [1]);
+    const response = await t.app.inject({
+      method: 'POST',
+      url: `/v3/playlist/${playlist.id}/links`,
+      headers: { security: ivy, 'content-type': 'application/json' },
+      payload: '',
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json<NewLink>().expiresAt).toBeNull();
+    // A route whose body is required still says the body is empty.
+    const edit = await t.app.inject({
+      method: 'PATCH',
+      url: `/v3/playlist/${playlist.id}`,
+      headers: { security: ivy, 'content-type': 'application/json' },
+      payload: '',
+    });
+    expect(expectError(edit, 400).errormsg).toMatch(/empty/i);
+  });
+
   it('keeps only a digest of the token: the database never holds the token itself', async () => {
     const playlist = await createPlaylist(t.app, ivy, 'Digest', [4]);
     const link = await makeLink(playlist.id);

@@ -16,7 +16,7 @@ interface Seen extends PlaylistBody {
 
 const fresh = (prefix: string) => `${prefix}_${randomBytes(4).toString('hex')}`;
 
-// What a member may do with a playlist shared with them, through every route that serves one (DESIGN.md §12).
+// What a member may do with a playlist shared with them, through every route that serves one (README.md, Sharing).
 describeEachDatabase('a shared playlist as its members see it (%s)', (t, dialect) => {
   const person = async (prefix: string): Promise<Member> => {
     const name = fresh(prefix);
@@ -177,9 +177,11 @@ describeEachDatabase('a shared playlist as its members see it (%s)', (t, dialect
     const url = `/v3/playlist/${made.id}`;
     await share(ivy, made.id, jon, 'editor');
     expect((await sendAs(t.app, 'DELETE', url, ivy.security)).statusCode).toBe(200);
-    expectError(await get(jon, url), 410);
-    expectError(await get(jon, `${url}/versions`), 410);
-    expectError(await sendAs(t.app, 'POST', `${url}/restore`, jon.security, { version: 1 }), 410);
+    const onlyTheOwner = 'This playlist is already deleted. Only its owner can restore it.';
+    expect(expectError(await get(jon, url), 410).errormsg).toBe(onlyTheOwner);
+    expect(expectError(await get(jon, `${url}/versions`), 410).errormsg).toBe(onlyTheOwner);
+    const refused = await sendAs(t.app, 'POST', `${url}/restore`, jon.security, { version: 1 });
+    expect(expectError(refused, 410).errormsg).toBe(onlyTheOwner);
     expect((await get(jon, '/v3/playlist?scope=shared')).json<PlaylistBody[]>()).toEqual([]);
     expectError(await get(await person('lee'), url), 404);
 

@@ -46,9 +46,12 @@ for (const dialect of DIALECTS) {
       const until = Date.now() + 2.5 * WINDOW_SECONDS * 1000;
       for (let i = 0; Date.now() < until && i < 200; i++) {
         work.push((await signIn(a, '127.0.0.2', 'right horse')).status);
-        for (const server of servers) {
-          guesses.push((await signIn(server, `127.0.1.${1 + (i % 10)}`, `guess ${i}`)).status);
-        }
+        // A burst of nine guesses, over every instance and from ten addresses in turn, past the name's budget of five
+        // a window whatever one guess takes: a slow machine makes fewer bursts, not bursts the budget holds.
+        const burst = servers.flatMap((server, s) =>
+          [0, 1, 2].map((k) => signIn(server, `127.0.1.${1 + ((i * 9 + s * 3 + k) % 10)}`, `guess ${i} ${s} ${k}`)),
+        );
+        guesses.push(...(await Promise.all(burst)).map((reply) => reply.status));
         await sleep(150);
       }
       expect(work.every((status) => status === 200)).toBe(true);
@@ -65,7 +68,7 @@ for (const dialect of DIALECTS) {
       const restarted = await startServer({ databaseUrl: database.url, env });
       const again = await signIn(restarted, '127.0.0.2', 'right horse');
       expect(again.status, again.body).toBe(200);
-    });
+    }, 120_000);
 
     it("lets her sign in from her address while others' guesses fill the hash queue", async () => {
       const settings = { ...env, MIXTAPE_AUTH_HASH_CONCURRENCY: '1', MIXTAPE_AUTH_HASH_QUEUE: '4' };
@@ -95,6 +98,7 @@ for (const dialect of DIALECTS) {
       } finally {
         agent.destroy();
       }
-    });
+      // Three instances started and stopped under a flood: a bound for a loaded machine, not a measure.
+    }, 120_000);
   });
 }

@@ -9,7 +9,7 @@ import { send, sleep } from '../helpers/traffic.js';
 
 /**
  * Two instances on one PostgreSQL behind HAProxy, run with the configuration the repository ships
- * (deploy/haproxy/haproxy.cfg) and the settings README.md gives for it: the throttle sees each client's own address,
+ * (deploy/haproxy/haproxy.cfg) and the settings docs/operations.md gives for it: the throttle sees each client's own address,
  * exported files link to the scheme and host the client used, the proxy's health checks follow /readyz, and a
  * rolling restart of both instances under load fails no request and loses no acknowledged write.
  */

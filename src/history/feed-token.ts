@@ -1,0 +1,76 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { HmacKey } from '../credentials/hmac.js';
+import type { FeedPosition, FeedPositions } from './changes.repository.js';
+
+/**
+ * What a change feed token says: whose feed, the position delivered up to in each of its logs, the last playlist id
+ * listed while the first sync lists every playlist (undefined once it is done), and when it was issued (Unix ms).
+ */
+export interface FeedToken {
+  readonly userId: number;
+  readonly positions: FeedPositions;
+  readonly listedUpTo: number | undefined;
+  readonly issuedAt: number;
+}
+
+/** `user.xid.seq.memberXid.memberSeq.listedUpTo.issuedAt`. */
+const TOKEN_FIELDS = /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
+/** Before member events (API 1.4.0): `user.xid.seq.listedUpTo.issuedAt`; its member position is the start. */
+const OLD_TOKEN_FIELDS = /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
+const START: FeedPosition = { xid: 0, seq: 0 };
+
+/** The token's fields, as `parseTokenFields` reads them. */
+export function tokenFields(token: FeedToken): string {
+  const { revisions, members } = token.positions;
+  return [
+    token.userId,
+    revisions.xid,
+    revisions.seq,
+    members.xid,
+    members.seq,
+    token.listedUpTo ?? '-',
+    token.issuedAt,
+  ].join('.');
+}
+
+/** The fields of a token, in the format of today or of API 1.4.0; undefined when they are neither. */
+export function parseTokenFields(fields: string): FeedToken | undefined {
+  const match = TOKEN_FIELDS.exec(fields);
+  if (match !== null) {
+    return {
+      userId: Number(match[1]),
+      positions: {
+        revisions: { xid: Number(match[2]), seq: Number(match[3]) },
+        members: { xid: Number(match[4]), seq: Number(match[5]) },
+      },
+      listedUpTo: match[6] === '-' ? undefined : Number(match[6]),
+      issuedAt: Number(match[7]),
+    };
+  }
+  const old = OLD_TOKEN_FIELDS.exec(fields);
+  if (old === null) return undefined;
+  return {
+    userId: Number(old[1]),
+    positions: { revisions: { xid: Number(old[2]), seq: Number(old[3]) }, members: START },
+    listedUpTo: old[4] === '-' ? undefined : Number(old[4]),
+    issuedAt: Number(old[5]),
+  };
+}
+
+/** The token as a client holds it: `base64url(fields).base64url(HMAC of the fields)`. */
+export function signToken(key: HmacKey, token: FeedToken): string {
+  const fields = tokenFields(token);
+  const mac = key.digest(fields);
+  return `${Buffer.from(fields).toString('base64url')}.${Buffer.from(mac, 'base64').toString('base64url')}`;
+}
+
+/** What a signed token says; undefined when it is malformed or its HMAC is not the key's (forged or altered). */
+export function openToken(key: HmacKey, text: string): FeedToken | undefined {
+  const [body, mac, extra] = text.split('.');
+  if (body === undefined || mac === undefined || extra !== undefined) return undefined;
+  const fields = Buffer.from(body, 'base64url').toString('latin1');
+  const expected = Buffer.from(key.digest(fields), 'base64');
+  const given = Buffer.from(mac, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  return parseTokenFields(fields);
+}

@@ -1,0 +1,227 @@
+import { Type } from '@sinclair/typebox';
+import type { onRequestHookHandler } from 'fastify';
+import type { Limits } from '../../config.js';
+import { sendRevalidated } from '../../http/conditional.js';
+import {
+  AUTHENTICATED_ERRORS,
+  BAD_REQUEST,
+  FORBIDDEN,
+  GONE,
+  NOT_FOUND,
+  SECURITY,
+  UNSUPPORTED_JSON_BODY,
+  error,
+  IF_NONE_MATCH_HEADER,
+  json,
+  notModified,
+  revalidatedJson,
+  JSON_TYPE,
+} from '../../http/responses.js';
+import { ErrorBody } from '../../http/errors.js';
+import { routeWithPluralAlias, type TypedApp } from '../../http/routes.js';
+import { editSchemas } from '../playlist-edit.operations.js';
+import { PlaylistParams, UNKNOWN_SONGS } from '../playlist.schemas.js';
+import type { EditsRequest, EntryEdits } from './edits.service.js';
+
+export interface EntryEditRouteDeps {
+  readonly edits: EntryEdits;
+  readonly limits: Limits;
+  readonly authenticate: onRequestHookHandler;
+}
+
+const LIBRARY = ['Your Library'];
+const ENTRIES_ETAG = 'Strong validator of these entries.';
+const conditionalHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String(IF_NONE_MATCH_HEADER['if-none-match'])),
+});
+/** Ops a merged edit takes at most. */
+const MAX_OPS = 100;
+
+const entryRef = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_-]+$', description, examples: ['e12'] });
+
+export const PlaylistEntries = Type.Object(
+  {
+    id: Type.Integer({ description: "The playlist's id" }),
+    name: Type.String(),
+    version: Type.Integer({ description: "The playlist's version (counted up by each edit)" }),
+    entries: Type.Array(
+      Type.Object({
+        entry: entryRef("The slot's entry: its id in this playlist, kept through every edit until it is removed"),
+        id: Type.Integer({ description: "The song's id" }),
+        title: Type.String(),
+        artist: Type.String(),
+      }),
+    ),
+  },
+  { $id: 'playlistentries', title: 'playlistentries', description: 'A playlist with the entry of each slot' },
+);
+
+const OpResult = Type.Object(
+  {
+    applied: Type.Boolean(),
+    entries: Type.Optional(Type.Array(entryRef('An entry the insert made'), { description: "An insert's entries" })),
+    reason: Type.Optional(Type.String({ enum: ['removed', 'conflict'], description: 'Why it was not applied' })),
+    message: Type.Optional(Type.String()),
+  },
+  { description: 'What became of one op' },
+);
+
+/** The error body, with the results of an atomic request that applied nothing. */
+const RefusedEdits = Type.Object({
+  errormsg: ErrorBody.properties.errormsg,
+  logdata: ErrorBody.properties.logdata,
+  results: Type.Optional(Type.Array(OpResult, { description: 'With `atomic`: what would have become of each op' })),
+});
+
+/**
+ * Entries and merged edits (API 1.6.0): `GET /v3/playlist/{id}/entries` and `POST /v3/playlist/{id}/edits`, at the
+ * plural alias too.
+ */
+export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
+  const { edits, limits, authenticate } = deps;
+  const schemas = editSchemas(limits);
+  const anchor = {
+    after: Type.Optional(
+      Type.Unsafe<string | null>({
+        type: ['string', 'null'],
+        maxLength: 32,
+        description: 'After this entry; `null`: at the start',
+      }),
+    ),
+    before: Type.Optional(entryRef('Before this entry')),
+  };
+  const Op = Type.Object(
+    {
+      op: Type.String({ enum: ['insert', 'remove', 'move', 'rename'] }),
+      songIds: Type.Optional(
+        Type.Array(schemas.songId, {
+          minItems: 1,
+          maxItems: limits.songsMax,
+          description: 'insert: the songs, in order',
+        }),
+      ),
+      entry: Type.Optional(entryRef('remove, move: the entry')),
+      name: Type.Optional({ ...schemas.name, description: 'rename: the new name' }),
+      ...anchor,
+    },
+    {
+      additionalProperties: false,
+      description:
+        '`{"op": "insert", "songIds": [..], "after": E}` (`"after": null` at the start, `"before": E`, or neither: ' +
+        'at the end), `{"op": "remove", "entry": E}`, `{"op": "move", "entry": E, "after": E2}` (or `"before"`), ' +
+        '`{"op": "rename", "name": "…"}`',
+    },
+  );
+  const Body = Type.Object(
+    {
+      base: Type.Optional(
+        Type.Integer({ minimum: 1, description: 'The version the ops were made on; the current one when left out' }),
+      ),
+      key: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 100,
+          description:
+            'Makes the request safe to send again: the same key from the same user on this playlist answers what the first request answered and applies nothing again',
+        }),
+      ),
+      atomic: Type.Optional(Type.Boolean({ description: 'Apply every op or none (409)', default: false })),
+      ops: Type.Array(Op, { minItems: 1, maxItems: MAX_OPS }),
+    },
+    { additionalProperties: false },
+  );
+
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'GET',
+      url: '/v3/playlist/:playlistId/entries',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'getplaylistentries',
+        summary: "Get a playlist's entries",
+        tags: LIBRARY,
+        security: SECURITY,
+        description:
+          'The playlist with the entry of each slot: an id of its own, kept through every edit until the slot is ' +
+          'removed, which merged edits (`POST …/edits`) name.',
+        params: PlaylistParams,
+        headers: conditionalHeaders,
+        response: {
+          200: revalidatedJson('The playlist with its entries.', Type.Ref('playlistentries'), ENTRIES_ETAG),
+          304: notModified('The entries have not changed since the ETag sent in `If-None-Match`.', ENTRIES_ETAG),
+          400: BAD_REQUEST,
+          404: NOT_FOUND,
+          410: GONE,
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+      handler: async (request, reply) =>
+        sendRevalidated(request, reply, await edits.entries(request.caller.userId, request.params.playlistId)),
+    },
+    '',
+  );
+
+  routeWithPluralAlias(
+    app,
+    {
+      method: 'POST',
+      url: '/v3/playlist/:playlistId/edits',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'editplaylistentries',
+        summary: 'Edit a playlist by its entries, merged',
+        tags: LIBRARY,
+        security: SECURITY,
+        description:
+          'Inserts, removes and moves entries and renames the playlist, as made on version `base`, merged with ' +
+          "what happened since: an anchor removed since still places the op where it stood, everyone's inserts " +
+          'land, removing or moving an entry already removed is not applied (`removed`), and a rename is not ' +
+          'applied when the name was changed since to another (`conflict`). What was applied is one revision. ' +
+          '`If-Match` (412) for a client that wants no merge.',
+        params: PlaylistParams,
+        headers: Type.Object({
+          'if-match': Type.Optional(
+            Type.String({
+              description: 'Apply only if the playlist is still as this ETag describes it; otherwise 412.',
+            }),
+          ),
+        }),
+        body: Body,
+        response: {
+          200: json(
+            'The playlist as the edit left it, and one result per op, in order.',
+            Type.Object({ playlist: Type.Ref('playlistentries'), results: Type.Array(OpResult) }),
+            { ETag: { type: 'string' as const, description: "The playlist's JSON ETag, as GET now answers it." } },
+          ),
+          400: BAD_REQUEST,
+          403: FORBIDDEN,
+          404: NOT_FOUND,
+          409: {
+            description: `With \`atomic\`, an op that does not apply (the body's \`results\` say which); or the edit would leave more than ${limits.songsMax} songs. Nothing was written.`,
+            content: { 'application/json': { schema: RefusedEdits } },
+          },
+          410: GONE,
+          412: error(
+            '`If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag.',
+            {
+              ETag: { type: 'string' as const, description: 'The current ETag of the playlist.' },
+            },
+          ),
+          413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
+          415: UNSUPPORTED_JSON_BODY,
+          422: UNKNOWN_SONGS,
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+      handler: async (request, reply) => {
+        const { userId } = request.caller;
+        const body = request.body as EditsRequest;
+        const done = await edits.edit(userId, request.params.playlistId, body, request.headers['if-match']);
+        return reply.header('etag', done.etag).header('cache-control', 'no-store').type(JSON_TYPE).send(done.body);
+      },
+    },
+    '',
+  );
+}

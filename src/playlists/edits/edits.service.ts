@@ -1,0 +1,262 @@
+import { smartSongsByHand } from '../../smart/smart.checks.js';
+import type { Limits } from '../../config.js';
+import type { Db } from '../../db/database.js';
+import { entrySplicesAfter, versionContent } from '../../history/revision.repository.js';
+import { ifMatch, preconditionFailed } from '../../http/conditional.js';
+import { ApiError } from '../../http/errors.js';
+import { etagOf, snapshotEtag } from '../playlist.render.js';
+import { playlistEntryRows } from '../playlist.repository.js';
+import type { PlaylistService } from '../playlist.service.js';
+import type { Written } from '../playlist.store.js';
+import { findEditKey, insertEditKey } from './edit-keys.repository.js';
+import { entryName, entryNumber } from './entry-names.js';
+import { merge, UnknownEntry, type EditOp, type Entry, type OpResult } from './merge.js';
+
+/** At most this many versions between a merged edit's base and the current one (older: 410, read and retry). */
+export const MERGE_VERSIONS = 1000;
+
+/** An op as the body's schema lets it through (each op's members are checked by `readOps`); entries are strings. */
+export interface ApiOp {
+  readonly op: 'insert' | 'remove' | 'move' | 'rename';
+  readonly songIds?: readonly number[];
+  readonly entry?: string;
+  readonly name?: string;
+  readonly after?: string | null;
+  readonly before?: string;
+}
+
+/** `POST …/edits`' body. */
+export interface EditsRequest {
+  readonly base?: number | undefined;
+  readonly key?: string | undefined;
+  readonly atomic?: boolean | undefined;
+  readonly ops: readonly ApiOp[];
+}
+
+/** An op's result as the API answers it. */
+type ApiResult =
+  | { readonly applied: true; readonly entries?: readonly string[] }
+  | { readonly applied: false; readonly reason: 'removed' | 'conflict'; readonly message: string };
+
+/** The entry an API name stands for; 422 naming the op's member for one this playlist cannot have had. */
+function entryOf(name: string, path: string): number {
+  const entry = entryNumber(name);
+  if (entry === undefined) throw neverHad(path, name);
+  return entry;
+}
+
+const neverHad = (path: string, name: string) =>
+  new ApiError(422, `${path}: this playlist never had the entry ${JSON.stringify(name)}.`);
+
+/** The merge's ops, from the API's (entries named by number), each checked for its form: 400 naming the op. */
+function readOps(ops: readonly ApiOp[]): EditOp[] {
+  return ops.map((op, i): EditOp => {
+    const path = `ops/${i}`;
+    const anchor = (o: { after?: string | null; before?: string }) => {
+      if (o.after !== undefined && o.before !== undefined) {
+        throw ApiError.badRequest(`${path}: give "after" or "before", not both.`);
+      }
+      if (o.before !== undefined) return { before: entryOf(o.before, `${path}/before`) };
+      if (o.after === null) return { after: null };
+      if (o.after !== undefined) return { after: entryOf(o.after, `${path}/after`) };
+      return {};
+    };
+    const need = (member: string, present: boolean) => {
+      if (!present) throw ApiError.badRequest(`${path}: a ${op.op} needs "${member}".`);
+    };
+    const only = (...members: string[]) => {
+      const extra = Object.keys(op).find((member) => member !== 'op' && !members.includes(member));
+      if (extra !== undefined) throw ApiError.badRequest(`${path}/${extra}: a ${op.op} takes no "${extra}".`);
+    };
+    switch (op.op) {
+      case 'insert':
+        only('songIds', 'after', 'before');
+        need('songIds', op.songIds !== undefined);
+        return { op: 'insert', songIds: op.songIds!, ...anchor(op) };
+      case 'remove':
+        only('entry');
+        need('entry', op.entry !== undefined);
+        return { op: 'remove', entry: entryOf(op.entry!, `${path}/entry`) };
+      case 'move':
+        only('entry', 'after', 'before');
+        need('entry', op.entry !== undefined);
+        return { op: 'move', entry: entryOf(op.entry!, `${path}/entry`), ...anchor(op) };
+      case 'rename':
+        only('name');
+        need('name', op.name !== undefined);
+        return { op: 'rename', name: op.name! };
+    }
+  });
+}
+
+const apiResult = (result: OpResult): ApiResult =>
+  result.applied
+    ? result.entries === undefined
+      ? { applied: true }
+      : { applied: true, entries: result.entries.map(entryName) }
+    : result;
+
+/** `GET …/entries`' answer: the playlist with its entries, as a merged edit answers it too. */
+function entriesAnswer(id: number, name: string, version: number, written: Written['entries']) {
+  const entries = written.map(({ entry, song }) => ({ entry: entryName(entry), ...song }));
+  return { id, name, version, entries };
+}
+
+/**
+ * Where each entry removed since a merged edit's base stood: for each, the entries of the newest version that still
+ * held it, rebuilt from the base's entries and the revisions since (one list copied per revision that removed some).
+ */
+async function formerLists(
+  q: Db['kysely'],
+  id: number,
+  base: readonly number[] | undefined,
+  baseVersion: number,
+  current: number,
+): Promise<Map<number, readonly number[]>> {
+  const lists = new Map<number, readonly number[]>();
+  let list: number[] | undefined = base === undefined ? undefined : [...base];
+  const held = (removed: readonly number[]) => {
+    const copy = [...list!];
+    for (const entry of removed) lists.set(entry, copy);
+  };
+  for (const splice of await entrySplicesAfter(q, id, baseVersion, current)) {
+    if (splice.entries === undefined) {
+      list = undefined;
+      continue;
+    }
+    if (splice.at === undefined) {
+      if (list !== undefined) {
+        const kept = new Set(splice.entries);
+        held(list.filter((entry) => !kept.has(entry)));
+      }
+      list = [...splice.entries];
+      continue;
+    }
+    if (list === undefined) continue;
+    if (splice.deleted > 0) held(list.slice(splice.at, splice.at + splice.deleted));
+    list.splice(splice.at, splice.deleted, ...splice.entries);
+  }
+  return lists;
+}
+
+/**
+ * Entries and merged edits (API 1.6.0): `GET …/entries`, and `POST …/edits`, whose ops name entries and are made on a
+ * base version, merged onto the current one (merge.ts), written through the playlist store as one revision.
+ */
+export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
+  const q = db.kysely;
+
+  return {
+    /** The playlist's entries as `GET …/entries` answers them, with a strong ETag; 404, 410 as for GET. */
+    async entries(userId: number, id: number): Promise<{ body: Buffer; etag: string }> {
+      await playlists.access.requireAccess(userId, id, 'read');
+      const rows = await playlistEntryRows(q, id);
+      const first = rows[0];
+      if (first === undefined) throw await playlists.access.refusal(userId, id);
+      const entries = rows.flatMap((row) =>
+        row.entry === null || row.song_id === null
+          ? []
+          : [
+              {
+                entry: Number(row.entry),
+                songId: row.song_id,
+                song: { id: row.song_id, title: row.title!, artist: row.artist! },
+              },
+            ],
+      );
+      const body = Buffer.from(JSON.stringify(entriesAnswer(id, first.name, Number(first.version), entries)));
+      return { body, etag: etagOf(body) };
+    },
+
+    /**
+     * Merges the ops, made on `base`, onto the playlist as it is: 403, 404, 410 as an edit; 410 for a base no longer
+     * kept; 412 under a failing `If-Match`; 422 for an entry it never had or a song not in the catalog; 409 past
+     * the songs limit or, `atomic`, when an op does not apply. A `key` sent before answers what it answered then.
+     */
+    async edit(userId: number, id: number, request: EditsRequest, precondition: string | undefined) {
+      const grant = await playlists.access.requireAccess(userId, id, 'edit');
+      const ops = readOps(request.ops);
+      const work = async () =>
+        playlists.store.edit(id, userId, 'edit', async (current, trx) => {
+          const { key } = request;
+          if (key !== undefined) {
+            const sent = await findEditKey(trx, id, userId, key);
+            if (sent !== undefined) return { unchanged: true, result: JSON.parse(sent) as ApiResult[] };
+          }
+          if (precondition !== undefined) {
+            const now = snapshotEtag({ id, version: current.version, catalogVersion: current.catalogVersion }, grant);
+            if (!ifMatch(precondition, now)) throw preconditionFailed(now);
+          }
+          // A smart playlist's songs follow its rules: only renames apply by hand.
+          if (current.rules !== null && ops.some((op) => op.op !== 'rename')) {
+            throw ApiError.conflict(smartSongsByHand(id));
+          }
+          const baseVersion = request.base ?? current.version;
+          if (baseVersion > current.version) {
+            throw ApiError.badRequest(`"base" ${baseVersion} is past the current version, ${current.version}.`);
+          }
+          let baseName = current.name;
+          let lists = new Map<number, readonly number[]>();
+          if (baseVersion < current.version) {
+            const base =
+              current.version - baseVersion <= MERGE_VERSIONS ? await versionContent(trx, id, baseVersion) : undefined;
+            if (base === undefined) {
+              throw ApiError.gone(
+                `Version ${baseVersion} of this playlist is no longer kept for merging (at most ${MERGE_VERSIONS} versions back, within the history's retention): read its entries, then send the edit on the current version.`,
+              );
+            }
+            baseName = base.name;
+            lists = await formerLists(trx, id, base.entries, baseVersion, current.version);
+          }
+          let merged;
+          try {
+            merged = merge({
+              current: current.entries.map(({ entry, songId }): Entry => ({ entry, songId })),
+              name: current.name,
+              nextEntry: current.nextEntry,
+              baseName,
+              formerList: (entry) => lists.get(entry),
+              ops,
+            });
+          } catch (error) {
+            if (error instanceof UnknownEntry) throw neverHad(error.path, entryName(error.entry));
+            throw error;
+          }
+          const results = merged.results.map(apiResult);
+          if (request.atomic === true && results.some((result) => !result.applied)) {
+            const message = 'Not every op applies to the playlist as it is now, so none was applied.';
+            throw new ApiError(409, message, {}, { results });
+          }
+          if (merged.entries.length > limits.songsMax) {
+            throw ApiError.conflict(
+              `The edit would leave ${merged.entries.length} songs; a playlist holds at most ${limits.songsMax}.`,
+            );
+          }
+          if (key !== undefined) {
+            await insertEditKey(trx, { playlistId: id, userId, key, at: Date.now(), results: JSON.stringify(results) });
+          }
+          const same =
+            merged.name === current.name &&
+            merged.entries.length === current.entries.length &&
+            merged.entries.every((e, i) => e.entry === current.entries[i]!.entry);
+          if (same) return { unchanged: true, result: results };
+          return {
+            name: merged.name,
+            slots: merged.entries.map((e) => ({ songId: e.songId, entry: e.entry })),
+            result: results,
+          };
+        });
+      const edited = await playlists.editInTurn(userId, id, work);
+      if (edited === undefined) throw await playlists.access.refusal(userId, id);
+      if (edited.changed) playlists.forget(id);
+      const { snapshot } = edited;
+      const playlist = entriesAnswer(id, snapshot.name, snapshot.version, edited.entries);
+      return {
+        body: Buffer.from(JSON.stringify({ playlist, results: edited.result })),
+        etag: snapshotEtag(snapshot, grant),
+      };
+    },
+  };
+}
+
+export type EntryEdits = ReturnType<typeof entryEdits>;

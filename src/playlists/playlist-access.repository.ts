@@ -1,0 +1,60 @@
+import { sql, type Kysely } from 'kysely';
+import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
+import { prepared } from '../db/postgres.js';
+import type { Database } from '../db/schema.js';
+import type { MemberRole } from '../sharing/roles.js';
+
+type Q = Kysely<Database>;
+
+/** The caller's standing towards a playlist as the database holds it (see playlist-access.reader.ts, the one caller). */
+export interface AccessRow {
+  readonly owner_id: number;
+  readonly version: number | string;
+  readonly catalog_version: BigintColumn;
+  /** The caller's role when they are a member, null when they own it. */
+  readonly role: MemberRole | null;
+  /** The owner's name. */
+  readonly owner_name: string;
+}
+
+/**
+ * The playlist's owner, version and the catalog's version, and the caller's membership, in one indexed read, if
+ * `userId` owns it or is one of its members: none otherwise, whether it is another user's or not there at all.
+ */
+export function playlistAccessRow(db: Q, id: number, userId: number): Promise<AccessRow | undefined> {
+  return db
+    .selectFrom('playlists as p')
+    .innerJoin('users as o', 'o.id', 'p.owner_id')
+    .leftJoin('playlist_members as m', (join) => join.onRef('m.playlist_id', '=', 'p.id').on('m.user_id', '=', userId))
+    .select(['p.owner_id', 'p.version', catalogVersion, 'm.role', 'o.name as owner_name'])
+    .where('p.id', '=', id)
+    .where((eb) => eb.or([eb('p.owner_id', '=', userId), eb('m.user_id', '=', userId)]))
+    .executeTakeFirst();
+}
+
+/** A caller's `AccessRow` as `playlistAccessRows` reads it: which request it answers. */
+export interface AccessRowOf extends AccessRow {
+  readonly id: number | string;
+  readonly user_id: number | string;
+}
+
+/**
+ * `playlistAccessRow` for several (playlist, caller) pairs in one statement (PostgreSQL): the rows of the pairs where
+ * the caller owns the playlist or is one of its members, each naming its pair.
+ */
+export async function playlistAccessRows(
+  db: Q,
+  pairs: readonly { readonly id: number; readonly userId: number }[],
+): Promise<AccessRowOf[]> {
+  const ids = pairs.map((pair) => pair.id);
+  const users = pairs.map((pair) => pair.userId);
+  const { rows } = await sql<AccessRowOf>`${prepared('playlist-access')}
+    SELECT r.id, r.user_id, p.owner_id, p.version, (SELECT version FROM catalog_version) AS catalog_version, m.role,
+      o.name AS owner_name
+    FROM unnest(${ids}::bigint[], ${users}::bigint[]) AS r (id, user_id)
+    JOIN playlists p ON p.id = r.id
+    JOIN users o ON o.id = p.owner_id
+    LEFT JOIN playlist_members m ON m.playlist_id = p.id AND m.user_id = r.user_id
+    WHERE p.owner_id = r.user_id OR m.user_id IS NOT NULL`.execute(db);
+  return rows;
+}

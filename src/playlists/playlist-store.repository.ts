@@ -1,0 +1,309 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { sql, type Insertable, type Kysely } from 'kysely';
+import { lockingRows, type Dialect } from '../db/database.js';
+import { catalogVersion } from '../db/playlist-changes.js';
+import { prepared } from '../db/postgres.js';
+import type { Database, PlaylistRevisionTable } from '../db/schema.js';
+import { joinIds, recordDelete } from '../history/revision.repository.js';
+import { replacePlaylistDocument } from '../search/search.repository.js';
+import type { StoredEntry } from './entry-order.js';
+
+/**
+ * The statements of the playlist store (playlist.store.ts), the one module that writes playlists: their rows,
+ * entries, revisions and search documents. Nothing here decides; the store calls these inside its transaction.
+ */
+
+type Q = Kysely<Database>;
+
+/** Rows per INSERT statement: well under SQLite's limit of bound variables. */
+const INSERT_CHUNK = 250;
+
+/** How long an edit on PostgreSQL waits for another instance's edit of the same playlist before a 503. */
+const LOCK_WAIT = '1s';
+
+/** A playlist as a write starts from it. */
+export interface PlaylistForWrite {
+  readonly ownerId: number;
+  readonly name: string;
+  readonly version: number;
+  /** The catalog's version, read with the row (before the songs the edit reads). */
+  readonly catalogVersion: number;
+  readonly entries: readonly StoredEntry[];
+  readonly nextEntry: number;
+  /** The `chain` of its current revision (see history/revision.repository.ts), null when it has none. */
+  readonly revisionChain: number | null;
+  /** A smart playlist's rules as stored (JSON text); null for a hand-made playlist. */
+  readonly rules: string | null;
+}
+
+/** How many songs the playlist holds (0 when it is gone). */
+export async function playlistLength(q: Q, id: number): Promise<number> {
+  const { songs } = await q
+    .selectFrom('playlist_songs')
+    .select((eb) => eb.fn.countAll<number | string>().as('songs'))
+    .where('playlist_id', '=', id)
+    .executeTakeFirstOrThrow();
+  return Number(songs);
+}
+
+/**
+ * The playlist with its entries in order, read inside the write's transaction; undefined, with none of its entries
+ * read, when it is gone. On PostgreSQL the row stays locked until the transaction ends, so that two writes of one
+ * playlist run one after the other and the second sees the first (this process queues its own edits of a playlist
+ * before they take a connection; another instance's edit waits LOCK_WAIT at most, then 503). SQLite's writes
+ * already run one at a time on the writer's connection.
+ */
+export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForWrite | undefined> {
+  const query = trx
+    .selectFrom('playlists as p')
+    .select([
+      'p.owner_id',
+      'p.name',
+      'p.version',
+      'p.next_entry',
+      'p.rules',
+      catalogVersion,
+      (eb) =>
+        eb
+          .selectFrom('playlist_revisions as r')
+          .select('r.chain')
+          .whereRef('r.playlist_id', '=', 'p.id')
+          .whereRef('r.version', '=', 'p.version')
+          .as('chain'),
+    ])
+    .where('p.id', '=', id);
+  if (dialect === 'postgres') await sql`set local lock_timeout = ${sql.lit(LOCK_WAIT)}`.execute(trx);
+  const row = await lockingRows(query, dialect).executeTakeFirst();
+  if (row === undefined) return undefined;
+  // A statement of its own: on PostgreSQL one that waited for the lock above still reads from the snapshot it
+  // started with, so the entries another instance's edit just committed are read here, after the lock.
+  const entries = await trx
+    .selectFrom('playlist_songs')
+    .select(['entry', 'song_id', 'ord'])
+    .where('playlist_id', '=', id)
+    .orderBy('ord')
+    .orderBy('entry')
+    .execute();
+  return {
+    ownerId: row.owner_id,
+    name: row.name,
+    version: Number(row.version),
+    nextEntry: Number(row.next_entry),
+    catalogVersion: Number(row.catalog_version),
+    entries: entries.map((e) => ({ entry: Number(e.entry), songId: e.song_id, ord: e.ord })),
+    revisionChain: row.chain,
+    rules: row.rules,
+  };
+}
+
+/** What a write changes: entries removed, entries inserted or given a new key, the row's name, version, next entry. */
+export interface RowChanges {
+  readonly deleted: readonly number[];
+  readonly written: readonly StoredEntry[];
+  readonly name: string;
+  readonly version: number;
+  readonly nextEntry: number;
+  readonly ownerId: number;
+  readonly doc: string;
+  readonly revision: Insertable<PlaylistRevisionTable>;
+  /** The rules the playlist has after the write (JSON text), null for none. */
+  readonly rules: string | null;
+}
+
+/**
+ * SQLite: the entries removed and written (an upsert by entry, a statement per 250 rows, the event loop served
+ * between two), the row, the revision and the search document.
+ */
+export async function saveChanges(trx: Q, id: number, changes: RowChanges): Promise<void> {
+  for (let start = 0; start < changes.deleted.length; start += INSERT_CHUNK) {
+    if (start > 0) await nextTurn();
+    const chunk = changes.deleted.slice(start, start + INSERT_CHUNK);
+    await trx.deleteFrom('playlist_songs').where('playlist_id', '=', id).where('entry', 'in', chunk).execute();
+  }
+  await writeEntries(trx, id, changes.written);
+  await trx
+    .updateTable('playlists')
+    .set({ name: changes.name, version: changes.version, next_entry: changes.nextEntry, rules: changes.rules })
+    .where('id', '=', id)
+    .execute();
+  await trx.insertInto('playlist_revisions').values(changes.revision).execute();
+  await replacePlaylistDocument(trx, changes.ownerId, id, changes.doc);
+}
+
+/** Entries inserted, or given a new key when there: a statement per 250 rows, the event loop served between two. */
+export async function writeEntries(trx: Q, id: number, written: readonly StoredEntry[]): Promise<void> {
+  for (let start = 0; start < written.length; start += INSERT_CHUNK) {
+    if (start > 0) await nextTurn();
+    const values = written
+      .slice(start, start + INSERT_CHUNK)
+      .map((row) => ({ playlist_id: id, entry: row.entry, ord: row.ord, song_id: row.songId }));
+    await trx
+      .insertInto('playlist_songs')
+      .values(values)
+      .onConflict((oc) => oc.columns(['playlist_id', 'entry']).doUpdateSet((eb) => ({ ord: eb.ref('excluded.ord') })))
+      .execute();
+  }
+}
+
+/**
+ * `saveChanges` on PostgreSQL, in one statement: entries removed and written (an upsert by entry, so that the
+ * delete and the writes touch different rows whatever order they run in), the row's name, version and next entry,
+ * the revision and the search document: one round trip where a change at the front took five
+ * (docs/benchmarks.md, "Edits and members' lists in fewer statements"). Answers the smart playlists whose rules name
+ * the playlist (`smart_sources`), which the store's listeners refresh, so that finding them costs no round trip.
+ */
+export async function saveChangesAtOnce(trx: Q, id: number, changes: RowChanges): Promise<number[]> {
+  const r = changes.revision;
+  const { written } = changes;
+  const { rows } = await sql<{ dependents: (number | string)[] }>`${prepared('playlist-edit')}
+    WITH gone AS (
+      DELETE FROM playlist_songs WHERE playlist_id = ${id} AND entry = ANY(${changes.deleted}::bigint[])
+    ), entries AS (
+      INSERT INTO playlist_songs (playlist_id, entry, ord, song_id)
+      SELECT ${id}::bigint, w.entry, w.ord, w.song_id
+      FROM unnest(${written.map((w) => w.entry)}::bigint[], ${written.map((w) => w.ord)}::text[],
+        ${written.map((w) => w.songId)}::bigint[]) AS w (entry, ord, song_id)
+      ON CONFLICT (playlist_id, entry) DO UPDATE SET ord = excluded.ord
+    ), revision AS (
+      INSERT INTO playlist_revisions (playlist_id, owner_id, version, at, by_id, change, name, song_count, splice_at,
+        splice_deleted, songs, entries, chain, rules)
+      VALUES (${r.playlist_id}, ${r.owner_id}, ${r.version}, ${r.at}, ${r.by_id}, ${r.change}, ${r.name},
+        ${r.song_count}, ${r.splice_at}::integer, ${r.splice_deleted}::integer, ${r.songs}, ${r.entries}, ${r.chain},
+        ${r.rules ?? null}::text)
+    ), document AS (
+      UPDATE playlist_documents SET doc = ${changes.doc} WHERE owner_id = ${changes.ownerId} AND playlist_id = ${id}
+    )
+    UPDATE playlists SET name = ${changes.name}, version = ${changes.version}, next_entry = ${changes.nextEntry},
+      rules = ${changes.rules}::text
+    WHERE id = ${id}
+    RETURNING ARRAY(SELECT playlist_id FROM smart_sources WHERE source_id = ${id} ORDER BY playlist_id) AS dependents`.execute(
+    trx,
+  );
+  return (rows[0]?.dependents ?? []).map(Number);
+}
+
+/** What a new playlist is made of: its owner, name, entries (in order, with their keys) and search document. */
+export interface NewPlaylistRow {
+  readonly ownerId: number;
+  readonly name: string;
+  readonly entries: readonly StoredEntry[];
+  readonly doc: string;
+  readonly now: number;
+  /** A smart playlist's rules (JSON text); null for a hand-made one. */
+  readonly rules: string | null;
+  /** The playlists those rules name (`smart_sources`), each once; none for a hand-made one. */
+  readonly sources: readonly number[];
+}
+
+/** SQLite: the playlist's row; its entries, revision and document are written by the store after it. */
+export async function insertPlaylist(trx: Q, row: NewPlaylistRow): Promise<number> {
+  const made = await trx
+    .insertInto('playlists')
+    .values({
+      owner_id: row.ownerId,
+      name: row.name,
+      created_at: row.now,
+      next_entry: row.entries.length + 1,
+      rules: row.rules,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return made.id;
+}
+
+/** A revision row, as the store made it. */
+export async function insertRevision(trx: Q, revision: Insertable<PlaylistRevisionTable>): Promise<void> {
+  await trx.insertInto('playlist_revisions').values(revision).execute();
+}
+
+/**
+ * PostgreSQL: a whole create in one statement, and so one round trip and its own transaction: the owner's slot
+ * under the quota, the playlist's row, its entries, its first revision (a snapshot of its slots, as
+ * `revisionRow` makes one for a create), its search document and, for a smart playlist, the playlists its rules name. Undefined, with nothing written, when the owner
+ * has `quota` playlists already. Seven round trips (`BEGIN`, five statements, `COMMIT`) answered 0.63 as many
+ * creates a second (docs/benchmarks.md).
+ */
+export async function createPlaylistAtOnce(q: Q, playlist: NewPlaylistRow, quota: number): Promise<number | undefined> {
+  const { ownerId, name, entries, doc, now, rules, sources } = playlist;
+  const songIds = entries.map((e) => e.songId);
+  const result = await sql<{ id: number | string }>`${prepared('playlist-create')}
+    WITH slot AS (
+      UPDATE users SET playlist_count = playlist_count + 1
+      WHERE id = ${ownerId} AND playlist_count < ${quota}
+      RETURNING id
+    ), playlist AS (
+      INSERT INTO playlists (owner_id, name, created_at, next_entry, rules)
+      SELECT id, ${name}, ${now}, ${entries.length + 1}, ${rules}::text FROM slot RETURNING id
+    ), entries AS (
+      INSERT INTO playlist_songs (playlist_id, entry, ord, song_id)
+      SELECT playlist.id, e.entry, e.ord, e.song_id
+      FROM playlist, unnest(${entries.map((e) => e.entry)}::bigint[], ${entries.map((e) => e.ord)}::text[],
+        ${songIds}::bigint[]) AS e (entry, ord, song_id)
+    ), revision AS (
+      INSERT INTO playlist_revisions (playlist_id, owner_id, version, at, by_id, change, name, song_count, splice_at,
+        splice_deleted, songs, entries, chain, rules)
+      SELECT id, ${ownerId}, 1, ${now}, ${ownerId}, 'create', ${name}, ${songIds.length}, NULL, NULL,
+        ${joinIds(songIds)}, ${joinIds(entries.map((e) => e.entry))}, 0, ${rules}::text
+      FROM playlist
+    ), document AS (
+      INSERT INTO playlist_documents (owner_id, playlist_id, doc) SELECT ${ownerId}, id, ${doc} FROM playlist
+    ), sources AS (
+      INSERT INTO smart_sources (source_id, playlist_id)
+      SELECT s.source_id, playlist.id FROM playlist, unnest(${sources}::bigint[]) AS s (source_id)
+    )
+    SELECT id FROM playlist`.execute(q);
+  const row = result.rows[0];
+  return row === undefined ? undefined : Number(row.id);
+}
+
+/**
+ * Deletes the playlist (its entries and search document go with it) and records the deletion with its owner, who is
+ * answered 410 from then on, and its revision; false when it was already gone.
+ */
+export async function deletePlaylist(trx: Q, id: number, ownerId: number, now: number): Promise<boolean> {
+  const deleted = await trx
+    .deleteFrom('playlists')
+    .where('id', '=', id)
+    .returning(['version', 'name', 'next_entry', 'rules'])
+    .executeTakeFirst();
+  if (deleted === undefined) return false;
+  await trx
+    .insertInto('deleted_playlists')
+    .values({
+      id,
+      owner_id: ownerId,
+      deleted_at: now,
+      next_entry: Number(deleted.next_entry),
+      rules: deleted.rules,
+    })
+    .execute();
+  const version = Number(deleted.version) + 1;
+  await recordDelete(trx, { playlistId: id, ownerId, byId: ownerId, version, name: deleted.name, at: now });
+  return true;
+}
+
+/**
+ * Writes a deleted playlist's row back under its id, at `version`, with the rules it had, and forgets its delete (its
+ * entries, search document and revision are written beside it). Returns those rules (null for none).
+ */
+export async function undeletePlaylist(
+  trx: Q,
+  row: { id: number; ownerId: number; name: string; now: number; version: number; nextEntry: number },
+): Promise<string | null> {
+  const kept = await trx.selectFrom('deleted_playlists').select('rules').where('id', '=', row.id).executeTakeFirst();
+  const rules = kept?.rules ?? null;
+  await trx
+    .insertInto('playlists')
+    .values({
+      id: row.id,
+      owner_id: row.ownerId,
+      name: row.name,
+      created_at: row.now,
+      version: row.version,
+      next_entry: row.nextEntry,
+      rules,
+    })
+    .execute();
+  await trx.deleteFrom('deleted_playlists').where('id', '=', row.id).execute();
+  return rules;
+}

@@ -1,0 +1,353 @@
+import { generateNKeysBetween } from 'fractional-indexing';
+import type { Db } from '../db/database.js';
+import type { ChangeKind, EditKind } from '../history/change-kinds.js';
+import { revisionRow, type Slots } from '../history/revision.repository.js';
+import { addPlaylistDocument } from '../search/search.repository.js';
+import { playlistDocument } from '../search/search-text.js';
+import { namedPlaylists, type Rules } from '../smart/rules.js';
+import { smartDependents, writeSmartSources } from '../smart/smart.repository.js';
+import { findSongsByIds } from '../songs/song.repository.js';
+import { releasePlaylistSlot, reservePlaylistSlot } from '../users/user.repository.js';
+import { planEntries, type Entry, type StoredEntry, type WantedSlot } from './entry-order.js';
+import { notInCatalog, quotaReached } from './playlist.errors.js';
+import { snapshotOf, type Snapshot } from './playlist.render.js';
+import {
+  createPlaylistAtOnce,
+  deletePlaylist,
+  insertPlaylist,
+  insertRevision,
+  playlistForWrite,
+  saveChanges,
+  saveChangesAtOnce,
+  undeletePlaylist,
+  writeEntries,
+  type PlaylistForWrite,
+  type RowChanges,
+} from './playlist-store.repository.js';
+
+/** A song as a playlist's answers show it. */
+export interface ShownSong {
+  readonly id: number;
+  readonly title: string;
+  readonly artist: string;
+}
+
+/**
+ * A playlist as a write left it: the snapshot every answer is rendered from (playlist.render.ts), and its entries
+ * with their songs, in order.
+ */
+export interface Written {
+  readonly snapshot: Snapshot;
+  readonly entries: readonly (Entry & { readonly song: ShownSong })[];
+}
+
+/**
+ * What an edit makes of the playlist: its name and slots, and what the caller answers besides; or nothing. `rules`:
+ * a smart playlist's rules after it (JSON text as `readRules` gave them), null to make it a hand-made playlist;
+ * absent, the rules stay as they are.
+ */
+export type Decision<T> =
+  | {
+      readonly name: string;
+      readonly slots: readonly WantedSlot[];
+      readonly result: T;
+      readonly rules?: string | null | undefined;
+    }
+  | { readonly unchanged: true; readonly result: T };
+
+/**
+ * Told of each committed write of a playlist (a create, an edit that changed it, a delete, an undelete), with the
+ * smart playlists whose rules name it, read in the write's transaction (`smart_sources`; none for a create, which no
+ * rules can name yet).
+ */
+export type WriteListener = (id: number, dependents: readonly number[]) => Promise<void>;
+
+/** An edit's outcome: the playlist as it is after it (a new version when it changed), and the caller's result. */
+export interface Edited<T> extends Written {
+  readonly changed: boolean;
+  readonly result: T;
+}
+
+/** The playlist as an edit sees it, in its transaction. */
+export type Current = PlaylistForWrite;
+
+/** What an undelete writes: the name and slots of the version it brings back, and the slots of the version before. */
+export interface Undelete {
+  readonly name: string;
+  readonly songIds: readonly number[];
+  /** The entries that version had; undefined when it was recorded before entries (new ones are given). */
+  readonly entries: readonly number[] | undefined;
+  /** The version the delete left (its slots when known), after which the undelete is a revision. */
+  readonly newest: number;
+  readonly last: Slots | undefined;
+}
+
+/**
+ * The one module that writes playlists: create, edit (every kind: merge patch, JSON Patch, PUT, songs added, a
+ * restore, a merged edit), delete and undelete. Each runs in one transaction (SQLite's group commit, a transaction
+ * on PostgreSQL) that writes the row, the entries that changed, the revision and the search document, and decides
+ * the new version; each returns the playlist as it left it, which every answer is rendered from. Who may write and
+ * whether a request holds is the caller's; the caller's checks that need the transaction run inside it, through the
+ * functions given.
+ */
+export function playlistStore(db: Db) {
+  const q = db.kysely;
+
+  /** The catalog's songs of these ids, in their order; 422 naming the ids the catalog does not have. */
+  async function catalogSongs(trx: Db['kysely'], ids: readonly number[]) {
+    const byId = new Map((await findSongsByIds(trx, ids)).map((song) => [song.id, song]));
+    const unknown = [...new Set(ids.filter((id) => !byId.has(id)))];
+    if (unknown.length > 0) throw notInCatalog(unknown);
+    return ids.map((id) => byId.get(id)!);
+  }
+
+  const listeners: WriteListener[] = [];
+  /** After a write committed: each listener in turn (a listener's own failure is its own to report). */
+  async function committed(id: number, dependents: readonly number[]): Promise<void> {
+    for (const listener of listeners) await listener(id, dependents);
+  }
+
+  function written(
+    id: number,
+    version: number,
+    catalogVersion: number,
+    name: string,
+    entries: readonly Entry[],
+    songs: readonly ShownSong[],
+    rules: string | null,
+  ): Written {
+    const shown = songs.map(({ id: songId, title, artist }) => ({ id: songId, title, artist }));
+    return {
+      snapshot: snapshotOf({ id, version, catalogVersion, name, songs: shown, rules }),
+      entries: entries.map((entry, i) => ({ ...entry, song: shown[i]! })),
+    };
+  }
+
+  /** The playlists stored rules (JSON text) name, as `smart_sources` keeps them; none for no rules. */
+  const sourcesOf = (rules: string | null): number[] =>
+    rules === null ? [] : namedPlaylists(JSON.parse(rules) as Rules);
+
+  const slotsOf = (entries: readonly Entry[]): Slots => ({
+    songIds: entries.map((e) => e.songId),
+    entries: entries.map((e) => e.entry),
+  });
+
+  /** A new playlist's entries 1, 2, … with keys in order. */
+  function freshEntries(songIds: readonly number[], first = 1): StoredEntry[] {
+    const keys = generateNKeysBetween(null, null, songIds.length);
+    return songIds.map((songId, i) => ({ entry: first + i, songId, ord: keys[i]! }));
+  }
+
+  async function firstRevision(
+    trx: Db['kysely'],
+    id: number,
+    ownerId: number,
+    name: string,
+    entries: Slots,
+    at: number,
+    rules: string | null,
+  ) {
+    const base = { playlistId: id, ownerId, byId: ownerId, version: 1, name, before: undefined, at, rules };
+    await insertRevision(trx, await revisionRow(trx, { ...base, change: 'create', after: entries }));
+  }
+
+  return {
+    /**
+     * Registers a listener told of every committed write of a playlist through this store, after the commit and
+     * before the write's caller is answered (smart playlists that name the playlist follow it).
+     */
+    onWrite(listener: WriteListener): void {
+      listeners.push(listener);
+    },
+
+    /**
+     * A new playlist of these catalog songs (already read, in order, with the catalog version read before them),
+     * under the owner's quota (409 past it); `rules`: a smart playlist's (JSON text), whose songs these are.
+     */
+    async create(
+      ownerId: number,
+      name: string,
+      songs: readonly (ShownSong & { readonly genre: string })[],
+      catalogVersion: number,
+      quota: number,
+      rules: string | null = null,
+    ): Promise<Written> {
+      const entries = freshEntries(songs.map((song) => song.id));
+      const doc = playlistDocument(name, songs);
+      const now = Date.now();
+      const row = { ownerId, name, entries, doc, now, rules, sources: sourcesOf(rules) };
+      let id: number;
+      if (db.dialect === 'postgres') {
+        const created = await createPlaylistAtOnce(q, row, quota);
+        if (created === undefined) throw quotaReached(quota);
+        id = created;
+      } else {
+        id = await db.write(async (trx) => {
+          if ((await reservePlaylistSlot(trx, ownerId, quota)) === undefined) throw quotaReached(quota);
+          const made = await insertPlaylist(trx, row);
+          await writeSmartSources(trx, made, [], row.sources);
+          await writeEntries(trx, made, entries);
+          await firstRevision(trx, made, ownerId, name, slotsOf(entries), now, rules);
+          await addPlaylistDocument(trx, ownerId, made, doc);
+          return made;
+        });
+      }
+      await committed(id, []);
+      return written(id, 1, catalogVersion, name, entries, songs, rules);
+    },
+
+    /**
+     * An edit of the playlist by `byId`: `decide` gets the playlist as it is, locked, in the write's transaction,
+     * and answers what it becomes (or that nothing changes, or throws and nothing is written). Undefined when the
+     * playlist is gone.
+     */
+    async edit<T>(
+      id: number,
+      byId: number,
+      kind: EditKind,
+      decide: (current: Current, trx: Db['kysely']) => Decision<T> | Promise<Decision<T>>,
+    ): Promise<Edited<T> | undefined> {
+      const edited = await db.write(
+        async (trx): Promise<(Edited<T> & { dependents: readonly number[] }) | undefined> => {
+          const current = await playlistForWrite(trx, db.dialect, id);
+          if (current === undefined) return undefined;
+          const decision = await decide(current, trx);
+          if ('unchanged' in decision) {
+            const songs = await catalogSongs(
+              trx,
+              current.entries.map((e) => e.songId),
+            );
+            const shown = written(
+              id,
+              current.version,
+              current.catalogVersion,
+              current.name,
+              current.entries,
+              songs,
+              current.rules,
+            );
+            return { ...shown, changed: false, result: decision.result, dependents: [] as readonly number[] };
+          }
+          const songs = await catalogSongs(
+            trx,
+            decision.slots.map((slot) => slot.songId),
+          );
+          const plan = planEntries(current.entries, decision.slots, current.nextEntry);
+          const version = current.version + 1;
+          const rules = decision.rules === undefined ? current.rules : decision.rules;
+          const revision = await revisionRow(trx, {
+            playlistId: id,
+            ownerId: current.ownerId,
+            byId,
+            version,
+            change: kind,
+            name: decision.name,
+            before: slotsOf(current.entries),
+            after: slotsOf(plan.entries),
+            at: Date.now(),
+            previousChain: current.revisionChain,
+            rules,
+          });
+          const changes: RowChanges = {
+            deleted: plan.deleted,
+            written: plan.written,
+            name: decision.name,
+            version,
+            nextEntry: plan.nextEntry,
+            ownerId: current.ownerId,
+            doc: playlistDocument(decision.name, songs),
+            revision,
+            rules,
+          };
+          // The smart playlists that name it, for the listeners: on PostgreSQL the save's one statement answers them.
+          let dependents: readonly number[];
+          if (db.dialect === 'postgres') dependents = await saveChangesAtOnce(trx, id, changes);
+          else {
+            await saveChanges(trx, id, changes);
+            dependents = await smartDependents(trx, id);
+          }
+          // The playlists the rules name change with them (a refresh leaves them as they are).
+          if (rules !== current.rules) await writeSmartSources(trx, id, sourcesOf(current.rules), sourcesOf(rules));
+          const shown = written(id, version, current.catalogVersion, decision.name, plan.entries, songs, rules);
+          return { ...shown, changed: true, result: decision.result, dependents };
+        },
+      );
+      if (edited === undefined) return undefined;
+      const { dependents, ...answer } = edited;
+      if (answer.changed) await committed(id, dependents);
+      return answer;
+    },
+
+    /**
+     * Deletes the owner's playlist and gives back its place under the quota; false when it was gone already. A smart
+     * playlist's `smart_sources` rows go with its row (its rules stay with the delete, for an undelete); those of the
+     * smart playlists that name it stay, and they are refreshed after the delete.
+     */
+    async remove(id: number, ownerId: number): Promise<boolean> {
+      const dependents = await db.write(async (trx) => {
+        if (!(await deletePlaylist(trx, id, ownerId, Date.now()))) return undefined;
+        await releasePlaylistSlot(trx, ownerId);
+        return smartDependents(trx, id);
+      });
+      if (dependents === undefined) return false;
+      await committed(id, dependents);
+      return true;
+    },
+
+    /**
+     * Brings a deleted playlist back under its id as a new revision (`restore`): `prepare` checks, in the write's
+     * transaction, that it may (the delete is the owner's, the precondition, the limits, the quota) and says what it
+     * becomes. The songs were read by the caller, with the catalog version read before them.
+     */
+    async undelete(
+      id: number,
+      ownerId: number,
+      songs: readonly (ShownSong & { readonly genre: string })[],
+      catalogVersion: number,
+      prepare: (trx: Db['kysely']) => Promise<Undelete & { readonly nextEntry: number }>,
+    ): Promise<Written> {
+      const back = await db.write(async (trx) => {
+        const to = await prepare(trx);
+        const entries =
+          to.entries === undefined
+            ? freshEntries(to.songIds, to.nextEntry)
+            : (() => {
+                const keys = generateNKeysBetween(null, null, to.songIds.length);
+                return to.songIds.map((songId, i) => ({ entry: to.entries![i]!, songId, ord: keys[i]! }));
+              })();
+        const version = to.newest + 1;
+        const now = Date.now();
+        const nextEntry = entries.reduce((next, e) => Math.max(next, e.entry + 1), to.nextEntry);
+        const rules = await undeletePlaylist(trx, { id, ownerId, name: to.name, now, version, nextEntry });
+        await writeSmartSources(trx, id, [], sourcesOf(rules));
+        await writeEntries(trx, id, entries);
+        await addPlaylistDocument(trx, ownerId, id, playlistDocument(to.name, songs));
+        const change: ChangeKind = 'restore';
+        const after = slotsOf(entries);
+        await insertRevision(
+          trx,
+          await revisionRow(trx, {
+            playlistId: id,
+            ownerId,
+            byId: ownerId,
+            version,
+            change,
+            name: to.name,
+            before: to.last,
+            after,
+            at: now,
+            rules,
+          }),
+        );
+        return {
+          back: written(id, version, catalogVersion, to.name, entries, songs, rules),
+          dependents: await smartDependents(trx, id),
+        };
+      });
+      await committed(id, back.dependents);
+      return back.back;
+    },
+  };
+}
+
+export type PlaylistStore = ReturnType<typeof playlistStore>;
