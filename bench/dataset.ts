@@ -10,7 +10,7 @@ import { Random } from './random.js';
 import * as words from './words.js';
 
 /** Bumped whenever the generated content or its storage changes, so that older data sets are regenerated. */
-export const GENERATOR_VERSION = 4;
+export const GENERATOR_VERSION = 5;
 
 /** The rare word in exactly 1% of each user's playlist names (at least one), and nowhere else. */
 export const PLANTED_WORD = 'zephyrine';

@@ -4,15 +4,12 @@
  * two baselines in the same run on the same lists: copying the second version's ids, and JSON.stringify of its
  * document (`{"name", "songs": [{"id"}]}`), the least a route answering that version would do.
  *
- * Then the sliced diff of each case, with the longest the event loop waited for a turn meanwhile (median / max over
- * the runs; a pause of the garbage collector counts too).
- *
  * Each case is run --warmup times first, uncounted, so that the figures are of compiled code.
  *
  *   npm run bench:diff [-- --runs 50 --warmup 10]
  */
 import { parseArgs } from 'node:util';
-import { DIFF_BOUNDS, diffPlaylists, diffPlaylistsSliced, type PlaylistVersion } from '../src/history/diff.js';
+import { DIFF_BOUNDS, diffPlaylists, type PlaylistVersion } from '../src/history/diff.js';
 import { Random } from './random.js';
 
 const { values } = parseArgs({
@@ -86,28 +83,6 @@ function time<T>(task: () => T): { median: number; max: number; cpu: number; ans
 
 const ms = (value: number) => value.toFixed(3);
 
-/**
- * The time `task` takes, and the longest the event loop went without a turn meanwhile. Measured again while only
- * waiting for a timer, it is what the machine itself (other processes, the collector) makes a turn wait.
- */
-async function turns(task: () => Promise<unknown>): Promise<{ total: number; longest: number }> {
-  let longest = 0;
-  let last = performance.now();
-  let running = true;
-  const tick = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const start = performance.now();
-  await task();
-  const total = performance.now() - start;
-  running = false;
-  return { total, longest };
-}
-
 for (const length of [100_000, 1000]) {
   console.log(`\n${length} songs, ${runs} runs each (ms: median / max)`);
   for (const { name, from, to } of cases(length)) {
@@ -124,23 +99,6 @@ for (const length of [100_000, 1000]) {
         ` | copy ${ms(copy.median)} | JSON ${ms(json.median)} / ${ms(json.max)} (CPU ${ms(json.cpu)})` +
         ` | ratio to copy ${(diff.median / copy.median).toFixed(1)}, to JSON ${(diff.median / json.median).toFixed(2)}` +
         ` (max ${(diff.max / json.max).toFixed(2)}, CPU ${(diff.cpu / json.cpu).toFixed(2)})`,
-    );
-    const slices = [];
-    const idle = [];
-    for (let run = -warmup; run < Math.min(runs, 20); run += 1) {
-      const measured = await turns(() => diffPlaylistsSliced(a, b));
-      const waited = await turns(() => new Promise((resolve) => setTimeout(resolve, measured.total)));
-      if (run >= 0) {
-        slices.push(measured.longest);
-        idle.push(waited.longest);
-      }
-    }
-    slices.sort((x, y) => x - y);
-    idle.sort((x, y) => x - y);
-    console.log(
-      `    sliced, ${slices.length} runs: the longest wait for a turn of the event loop ` +
-        `${ms(percentile(slices, 50))} / ${ms(slices.at(-1)!)} | idle for as long ` +
-        `${ms(percentile(idle, 50))} / ${ms(idle.at(-1)!)}`,
     );
   }
 }

@@ -5,8 +5,8 @@
  *
  * - `fastify`: the route alone, the answer's headers set one by one and its bytes sent;
  * - `fastify-log`: and the request log line the service writes (pino, buffered, to a file rather than stdout);
- * - `fastify-log-auth`: and the credential's lookup as a cached sign-in takes it (`readCredential`, its HMAC, an
- *   LRU cache).
+ * - `fastify-log-auth`: and the credential's lookup as a cached sign-in takes it (`credentialToken`, the HMAC of
+ *   the token, an LRU cache; a token not found is decoded by `readCredential` and kept, as `authenticate` does).
  *
  * Same IPC messages as the baseline server (see bench/baseline.ts).
  */
@@ -18,8 +18,9 @@ import Fastify, { LogController } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import pino from 'pino';
 import type { BaselineMessage, CannedAnswer } from './baseline-server.js';
-import { readCredential } from '../src/credentials/credential.js';
+import { credentialToken, readCredential } from '../src/credentials/credential.js';
 import { HmacKey } from '../src/credentials/hmac.js';
+import { logStream } from '../src/logger.js';
 
 const mode = process.argv[2] ?? 'fastify';
 const log = mode === 'fastify' ? false : true;
@@ -28,16 +29,12 @@ let answer = { status: 200, headers: {} as Readonly<Record<string, string>>, bod
 
 const logFile = join(tmpdir(), `mixtape-floor-${process.pid}.log`);
 const app = Fastify({
-  // As src/logger.ts writes the service's log: buffered writes of about 4 KB, credentials redacted.
+  // As src/logger.ts writes the service's log: a turn's lines at once into buffered writes of about 4 KB,
+  // credentials redacted.
   loggerInstance: log
     ? pino(
         { redact: { paths: ['req.headers.security', 'req.headers.authorization'], censor: '[redacted]' } },
-        pino.destination({
-          dest: logFile,
-          sync: false,
-          minLength: 4096,
-          periodicFlush: 100,
-        }),
+        logStream(logFile),
       )
     : undefined,
   logController: new LogController({ disableRequestLogging: true }),
@@ -47,10 +44,14 @@ const signedIn = new LRUCache<string, { name: string }>({ max: 10_000 });
 
 app.get('/v3/playlist/:id', (request, reply) => {
   if (mode === 'fastify-log-auth') {
-    const read = readCredential(request.headers);
-    if (read.kind !== 'ok') return reply.code(401).send();
-    const digest = key.digest(read.credential.secret);
-    if (signedIn.get(digest) === undefined) signedIn.set(digest, { name: read.credential.name });
+    const found = credentialToken(request.headers);
+    if (found.kind !== 'token') return reply.code(401).send();
+    const digest = key.digest(found.token);
+    if (signedIn.get(digest) === undefined) {
+      const read = readCredential(request.headers);
+      if (read.kind !== 'ok') return reply.code(401).send();
+      signedIn.set(digest, { name: read.credential.name });
+    }
   }
   reply.code(answer.status);
   for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);

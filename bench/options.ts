@@ -7,7 +7,10 @@ import { SCENARIOS } from './scenarios.js';
  * listers and creators, and `hostile-search` (bench/hostile-search.ts): other users' latency and the health checks
  * beside the most expensive searches one user can make, `hostile-writes` (bench/hostile-writes.ts): another user's
  * latency beside one user's flood of edits, creates and deletes, and `hostile-sign-in` (bench/hostile-sign-in.ts):
- * another user's latency beside floods of wrong credentials, each on a service and database of its own.
+ * another user's latency beside floods of wrong credentials, and `hostile-files` (bench/hostile-files.ts): another
+ * user's latency and the health check beside floods of imports, long JSON Patches and diffs, and `entry-writes`
+ * (bench/entry-writes.ts): the rows one edit writes and its time by the playlist's length, each on a service and
+ * database of its own.
  */
 export const SCENARIO_NAMES = [
   ...SCENARIOS.map((s) => s.name),
@@ -15,6 +18,8 @@ export const SCENARIO_NAMES = [
   'hostile-search',
   'hostile-writes',
   'hostile-sign-in',
+  'hostile-files',
+  'entry-writes',
 ];
 
 export const USAGE = `Usage: npm run bench -- [options]

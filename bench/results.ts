@@ -1,10 +1,13 @@
+import type { EntryWritesResults } from './entry-writes.js';
 import type { HostileResults } from './hostile-search.js';
 import type { HostileWritesResults } from './hostile-writes.js';
 import type { SignInResults } from './hostile-sign-in.js';
+import type { HostileFilesResults } from './hostile-files.js';
 import type { NeighbourResults } from './neighbours.js';
 /** The results file of a benchmark run, and its text and Markdown tables. */
 import type { DatasetParams } from './dataset.js';
 import type { Measurement } from './load.js';
+import type { CpuPerRequest } from './cpu.js';
 
 export interface LevelResult {
   readonly connections: number;
@@ -12,6 +15,8 @@ export interface LevelResult {
   readonly baseline: Measurement;
   /** Service req/s ÷ baseline req/s at the same concurrency. */
   readonly ratio: number;
+  /** CPU ms a response cost the service, and its PostgreSQL server processes (0 on SQLite), over the level. */
+  readonly cpu?: CpuPerRequest | undefined;
 }
 
 /** The scenario again at half its peak rate, paced evenly (open loop), for p99 under a sustainable load. */
@@ -38,6 +43,9 @@ export interface BenchResults {
   readonly hostileWrites?: HostileWritesResults;
   /** The hostile-sign-in measurement (bench/hostile-sign-in.ts), when it was run. */
   readonly hostileSignIn?: SignInResults;
+  /** The hostile-files measurement (bench/hostile-files.ts), when it was run. */
+  readonly hostileFiles?: HostileFilesResults;
+  readonly entryWrites?: EntryWritesResults;
   readonly date: string;
   readonly command: string;
   readonly git: { readonly commit: string; readonly dirty: boolean } | undefined;
@@ -95,12 +103,14 @@ const HEADER = [
   'baseline p50',
   'baseline p99',
   'ratio',
+  'cpu ms/req',
+  'db cpu ms/req',
   'non-2xx',
   'errors',
 ];
 
 function rows(results: BenchResults): string[][] {
-  const row = (name: string, load: string, s: Measurement, b: Measurement, ratio: string) => [
+  const row = (name: string, load: string, s: Measurement, b: Measurement, ratio: string, cpu?: CpuPerRequest) => [
     name,
     load,
     rps(s.rps),
@@ -110,13 +120,16 @@ function rows(results: BenchResults): string[][] {
     ms(b.p50),
     ms(b.p99),
     ratio,
+    cpu === undefined ? '' : fixed(cpu.serviceMs, 3),
+    cpu === undefined ? '' : fixed(cpu.databaseMs, 3),
     String(s.non2xx),
     String(s.errors),
   ];
   const out: string[][] = [];
   for (const scenario of results.scenarios) {
     for (const level of scenario.levels) {
-      out.push(row(scenario.name, `${level.connections} conn`, level.service, level.baseline, fixed(level.ratio, 3)));
+      const load = `${level.connections} conn`;
+      out.push(row(scenario.name, load, level.service, level.baseline, fixed(level.ratio, 3), level.cpu));
     }
     const half = scenario.halfPeak;
     if (half !== undefined) {

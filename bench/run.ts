@@ -9,9 +9,11 @@ import { request } from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startBaseline, type Answer, type Baseline } from './baseline.js';
 import type { BenchUser, DatasetMeta } from './dataset.js';
 import { ensureDataset } from './generate.js';
+import { perRequest, readCpu } from './cpu.js';
 import { measure, measurePaced, type BenchRequest, type Measurement } from './load.js';
 import { USAGE, UsageError, parseOptions, type BenchOptions } from './options.js';
 import { Random } from './random.js';
@@ -19,6 +21,8 @@ import { formatText, type BenchResults, type ScenarioResult } from './results.js
 import { formatHostileSearch, measureHostileSearch, type HostileResults } from './hostile-search.js';
 import { formatHostileWrites, measureHostileWrites, type HostileWritesResults } from './hostile-writes.js';
 import { formatHostileSignIn, measureHostileSignIn, type SignInResults } from './hostile-sign-in.js';
+import { formatHostileFiles, measureHostileFiles, type HostileFilesResults } from './hostile-files.js';
+import { formatEntryWrites, measureEntryWrites, type EntryWritesResults } from './entry-writes.js';
 import { formatNeighbours, measureNeighbours, type NeighbourResults } from './neighbours.js';
 import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
 import { PROFILE_DIR, ROOT, pinToCpu, startService, type RunningService } from './service.js';
@@ -30,6 +34,8 @@ const RESULTS_DIR = join(ROOT, 'bench/results');
 const DATA_DIR = join(ROOT, 'bench/data');
 /** Sign-ins at once during the warm-up: each is a deliberately slow scrypt hash in the service. */
 const SIGN_IN_CONCURRENCY = 4;
+/** Tries of one user's sign-in that a busy service sheds (503) or holds to its share (429). */
+const SIGN_IN_ATTEMPTS = 5;
 
 function openStore(options: BenchOptions): DatasetStore {
   const { playlists } = options.params;
@@ -74,12 +80,19 @@ async function signIn(url: string, meta: DatasetMeta, users: readonly BenchUser[
   const queue = [...users];
   const worker = async () => {
     for (let user = queue.shift(); user !== undefined; user = queue.shift()) {
-      const answer = await capture(url, {
-        method: 'GET',
-        path: '/v3/playlist?limit=1',
-        headers: authorization(user, meta.password),
-      });
-      if (answer.status !== 200) throw new Error(`Signing in as ${user.name} failed: status ${answer.status}`);
+      // A busy service may shed a sign-in (503) or hold it to its share (429): try again as told, a few times.
+      for (let attempt = 1; ; attempt++) {
+        const answer = await capture(url, {
+          method: 'GET',
+          path: '/v3/playlist?limit=1',
+          headers: authorization(user, meta.password),
+        });
+        if (answer.status === 200) break;
+        if ((answer.status !== 503 && answer.status !== 429) || attempt === SIGN_IN_ATTEMPTS)
+          throw new Error(`Signing in as ${user.name} failed: status ${answer.status}`);
+        const retryAfter = Number(answer.headers['retry-after'] ?? 1);
+        await sleep(1000 * (Number.isFinite(retryAfter) ? Math.min(retryAfter, 5) : 1));
+      }
     }
   };
   await Promise.all(Array.from({ length: SIGN_IN_CONCURRENCY }, worker));
@@ -97,8 +110,12 @@ async function runScenario(
   meta: DatasetMeta,
   users: readonly BenchUser[],
   options: BenchOptions,
+  /** PostgreSQL: the data set's database, whose server processes' CPU time is counted. */
+  database: string | undefined,
 ): Promise<ScenarioResult> {
-  const requests = scenario.requests({ meta, users, random: new Random(meta.params.seed) });
+  const context = { meta, users, random: new Random(meta.params.seed) };
+  await scenario.prepare?.(service.url, context);
+  const requests = scenario.requests(context);
   const sample = requests[0];
   if (sample === undefined) throw new Error(`The ${scenario.name} scenario has no requests.`);
   const answer = await capture(service.url, sample);
@@ -122,11 +139,19 @@ async function runScenario(
   for (const connections of options.connections) {
     const load = { connections, durationSeconds: options.durationSeconds, exclusive };
     scenario.beforeRun?.();
+    const cpuBefore = readCpu(service.pid, database);
     const s = await measure(service.url, requests, load);
+    const cpu = perRequest(cpuBefore, readCpu(service.pid, database), s.responses);
     const b = await measure(baseline.url, baselineRequests, load);
     const ratio = s.rps / b.rps;
-    console.log(`  ${connections} conn: service ${describe(s)} | baseline ${describe(b)} | ratio ${ratio.toFixed(3)}`);
-    levels.push({ connections, service: s, baseline: b, ratio });
+    const cpuText =
+      cpu === undefined
+        ? ''
+        : ` | CPU a request: service ${cpu.serviceMs.toFixed(3)} ms, database ${cpu.databaseMs.toFixed(3)} ms`;
+    console.log(
+      `  ${connections} conn: service ${describe(s)} | baseline ${describe(b)} | ratio ${ratio.toFixed(3)}${cpuText}`,
+    );
+    levels.push({ connections, service: s, baseline: b, ratio, cpu });
   }
   if (scenario.halfPeak !== true) return { name: scenario.name, description: scenario.description, levels };
 
@@ -218,10 +243,12 @@ async function main(): Promise<void> {
     signInWarmupMs = await signIn(service.url, meta, users);
     console.log(`Signed in ${users.length} users in ${signInWarmupMs.toFixed(0)} ms`);
     const baseline = await startBaseline(serviceCpu);
+    const database =
+      options.dialect === 'postgres' ? decodeURIComponent(new URL(store.databaseUrl).pathname.slice(1)) : undefined;
     try {
       for (const scenario of SCENARIOS.filter((s) => options.scenarios.includes(s.name))) {
         if (scenario.settings === undefined) {
-          scenarios.push(await runScenario(scenario, service, baseline, meta, users, options));
+          scenarios.push(await runScenario(scenario, service, baseline, meta, users, options, database));
           continue;
         }
         // A scenario with settings of its own gets a service of its own, started the same way.
@@ -234,7 +261,7 @@ async function main(): Promise<void> {
         });
         try {
           await signIn(own.url, meta, users);
-          scenarios.push(await runScenario(scenario, own, baseline, meta, users, options));
+          scenarios.push(await runScenario(scenario, own, baseline, meta, users, options, database));
         } finally {
           await own.stop();
         }
@@ -272,6 +299,32 @@ async function main(): Promise<void> {
     console.log('\nhostile-sign-in: another user and the health checks beside floods of wrong credentials');
     hostileSignIn = await measureHostileSignIn(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
     console.log(formatHostileSignIn(hostileSignIn));
+  }
+  let hostileFiles: HostileFilesResults | undefined;
+  if (options.scenarios.includes('hostile-files')) {
+    console.log('\nhostile-files: another user and the health check beside floods of imports, long patches and diffs');
+    hostileFiles = await measureHostileFiles(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
+    console.log(formatHostileFiles(hostileFiles));
+  }
+
+  let entryWrites: EntryWritesResults | undefined;
+  if (options.scenarios.includes('entry-writes')) {
+    console.log(
+      '\nentry-writes: the rows one edit writes, and its time, by the length of the playlist (a service of its own)',
+    );
+    entryWrites = await measureEntryWrites({
+      dialects: [options.dialect],
+      sizes: [10, 100, 1000, 10_000],
+      runs: 20,
+      counted: 5,
+      warmup: 3,
+      far: 1000,
+      farRuns: 3,
+      samePlace: 300,
+      pgUrl: options.pgUrl,
+      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    });
+    console.log(formatEntryWrites(entryWrites));
   }
 
   const problems = scenarios
@@ -322,6 +375,8 @@ async function main(): Promise<void> {
     ...(hostileSearch === undefined ? {} : { hostileSearch }),
     ...(hostileWrites === undefined ? {} : { hostileWrites }),
     ...(hostileSignIn === undefined ? {} : { hostileSignIn }),
+    ...(hostileFiles === undefined ? {} : { hostileFiles }),
+    ...(entryWrites === undefined ? {} : { entryWrites }),
     problems,
   };
   const file = writeResults(results);

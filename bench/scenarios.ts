@@ -30,6 +30,8 @@ export interface Scenario {
   readonly exclusive?: boolean;
   /** Called before each run of the service: forgets what the requests learnt from the answers of the run before. */
   readonly beforeRun?: () => void;
+  /** Called once, before `requests`, on the service to be measured: what the scenario needs to exist there first. */
+  readonly prepare?: (url: string, context: ScenarioContext) => Promise<void>;
   /** Settings this scenario needs the service started with (a service of its own is started for it). */
   readonly settings?: Readonly<Record<string, string>>;
   /** The requests the load cycles through. */
@@ -140,6 +142,84 @@ function checkShared(playlist: unknown, meta: DatasetMeta): string | undefined {
 
 /** The ETags the edit scenario's answers gave, by playlist (see appends). */
 const editTags = new Map<number, string>();
+
+const MERGE_SONGS = 200;
+/** A merged edit's base is 1 to this many versions behind the newest version an answer showed. */
+const MERGE_BEHIND = 8;
+/** Every this many answers, the entries the ops name are read again from an answer. */
+const MERGE_REFRESH = 500;
+
+/**
+ * The merge scenario's playlist, as its set-up and the answers left it: the entries the ops name and the version they
+ * were read at, the newest version an answer showed, and the entries its inserts made (which its removes take).
+ */
+const merging = {
+  id: 0,
+  entries: [] as string[],
+  entriesVersion: 1,
+  newest: 1,
+  inserted: [] as string[],
+  answers: 0,
+};
+
+interface EntriesAnswer {
+  readonly version: number;
+  readonly entries: readonly { readonly entry: string }[];
+}
+
+/** Makes the merge scenario's playlist of 200 songs for the first active user, and reads its entries. */
+async function prepareMerge(url: string, { meta, users, random }: ScenarioContext): Promise<void> {
+  const user = users[0]!;
+  const headers = { ...authorization(user, meta.password), 'content-type': 'application/json' };
+  const songIds = Array.from({ length: MERGE_SONGS }, () => random.between(1, meta.params.songs));
+  const created = await fetch(`${url}/v3/playlist`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: 'Merged edits', songIds }),
+  });
+  if (created.status !== 200) throw new Error(`The merge scenario's playlist: status ${created.status}`);
+  merging.id = (JSON.parse(await created.text()) as { id: number }).id;
+  const read = await fetch(`${url}/v3/playlist/${merging.id}/entries`, { headers });
+  const answer = JSON.parse(await read.text()) as EntriesAnswer;
+  merging.entries = answer.entries.map((e) => e.entry);
+  merging.entriesVersion = answer.version;
+  merging.newest = answer.version;
+  merging.inserted = [];
+  merging.answers = 0;
+}
+
+/**
+ * The merge scenario's body for the `i`-th request: an insert after a random entry, a move of a random entry after
+ * another, or (every fourth) a remove of an entry an earlier insert made, so that the playlist stays near its 200
+ * songs over a run (a move when none is known yet). Made on a base 1 to 8 versions behind the newest version seen,
+ * and never older than the version the named entries were read at (none of those is removed in between but by the
+ * scenario's own removes, which the merge answers as `removed`).
+ */
+function mergeBody(i: number, random: Random): string {
+  const base = Math.max(merging.entriesVersion, merging.newest - 1 - random.int(MERGE_BEHIND));
+  const some = () => random.pick(merging.entries);
+  let op: object;
+  const removable = i % 4 === 2 ? merging.inserted.shift() : undefined;
+  if (removable !== undefined) op = { op: 'remove', entry: removable };
+  else if (i % 4 === 0) op = { op: 'insert', songIds: [1 + random.int(1000)], after: some() };
+  else op = { op: 'move', entry: some(), after: some() };
+  return JSON.stringify({ base, ops: [op] });
+}
+
+/** What a merged edit's answer tells: the playlist's version, an insert's entry, and (now and then) all its entries. */
+function learnFromMerge(status: number, body: string): void {
+  if (status !== 200) return;
+  merging.answers += 1;
+  if (merging.answers % MERGE_REFRESH === 0) {
+    const { playlist } = JSON.parse(body) as { playlist: EntriesAnswer };
+    merging.entries = playlist.entries.map((e) => e.entry);
+    merging.entriesVersion = playlist.version;
+  }
+  const version = /"version":(\d+)/.exec(body.slice(0, 200));
+  if (version !== null) merging.newest = Math.max(merging.newest, Number(version[1]));
+  const inserted = /"entries":\["(e\d+)"\]\}\]\}$/.exec(body);
+  if (inserted !== null) merging.inserted.push(inserted[1]!);
+}
 
 export const SCENARIOS: readonly Scenario[] = [
   {
@@ -299,6 +379,42 @@ export const SCENARIOS: readonly Scenario[] = [
       if (expect200(answer) !== undefined) return expect200(answer);
       if (answer.headers.etag === undefined) return 'no ETag';
       return songs !== undefined && songs > 10 ? undefined : `expected more than 10 songs, got ${songs ?? 'none'}`;
+    },
+  },
+  {
+    name: 'merge',
+    description:
+      'POST /v3/playlist/{id}/edits: every connection on one playlist of 200 songs, an insert after an entry or a move, on a base a few versions old',
+    prepare: prepareMerge,
+    requests: ({ meta, users, random }) => {
+      const user = users[0]!;
+      const headers = { ...authorization(user, meta.password), 'content-type': 'application/json' };
+      const path = `/v3/playlist/${merging.id}/edits`;
+      return Array.from({ length: VARIANTS }, (_, i): ScenarioRequest => {
+        // The body sent as is (the sample the run checks first) is an insert on the version read at set-up.
+        const body = JSON.stringify({
+          base: merging.entriesVersion,
+          ops: [{ op: 'insert', songIds: [1 + random.int(1000)], after: random.pick(merging.entries) }],
+        });
+        return {
+          method: 'POST',
+          path,
+          headers,
+          body,
+          user,
+          setupRequest: (request) => ({ ...request, body: mergeBody(i, random) }),
+          onResponse: learnFromMerge,
+        };
+      });
+    },
+    check: (answer) => {
+      const failed = expect200(answer);
+      if (failed !== undefined) return failed;
+      const body = parse(answer);
+      const entries = field(field(body, 'playlist'), 'entries');
+      const results = field(body, 'results');
+      if (!Array.isArray(entries) || entries.length !== MERGE_SONGS + 1) return 'not the playlist with one more entry';
+      return Array.isArray(results) && field(results[0], 'applied') === true ? undefined : 'the insert was not applied';
     },
   },
 ];

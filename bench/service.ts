@@ -46,6 +46,8 @@ function residentBytes(pid: number): number | undefined {
 
 export interface RunningService {
   readonly url: string;
+  /** The service's process id (undefined if it could not be spawned). */
+  readonly pid: number | undefined;
   /** From spawn to the first 200 from /readyz. */
   readonly startMs: number;
   readonly rssAtReadyBytes: number;
@@ -63,9 +65,19 @@ export interface ServiceOptions {
   readonly profile: boolean;
   /** Pin the service to this CPU (Linux `taskset`) once it is ready, away from the load generator. */
   readonly cpu?: number;
+  /** The checkout to serve (default: this one): another commit's worktree, to measure it in the same run. */
+  readonly root?: string;
+  /**
+   * Run `node --import tsx src/cli.ts serve` instead of the built `dist/cli.js`: a checkout measured beside this one
+   * then needs no build of its own, and neither goes stale.
+   */
+  readonly fromSource?: boolean;
 }
 
-/** Starts the built service (`node dist/cli.js serve`) as a client would meet it, and waits until it is ready. */
+/**
+ * Starts the built service (`node dist/cli.js serve`, or its source with `fromSource`) as a client would meet it, and
+ * waits until it is ready.
+ */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -77,8 +89,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // fill up while the load generator is busy, and stall the service.
   const log = openSync(options.logFile, 'w');
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [title, ...profiling, 'dist/cli.js', 'serve'], {
-    cwd: ROOT,
+  const entry = options.fromSource === true ? ['--import', 'tsx', 'src/cli.ts'] : ['dist/cli.js'];
+  const child: ChildProcess = spawn(process.execPath, [title, ...profiling, ...entry, 'serve'], {
+    cwd: options.root ?? ROOT,
     env: serviceEnvironment(process.env, {
       DATABASE_URL: options.databaseUrl,
       PORT: String(port),
@@ -130,6 +143,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   return {
     url,
+    pid: child.pid,
     startMs,
     rssAtReadyBytes,
     maxRssBytes: () => maxRss,

@@ -4,7 +4,15 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { playlistDocument } from '../src/search/search-text.js';
 import type { DatasetMeta } from './dataset.js';
-import { BULK_TABLES, EDITED_PLAYLIST_SONGS, META_TABLE, type DatasetStore, type DatasetWriter } from './store.js';
+import {
+  BULK_TABLES,
+  EDITED_PLAYLIST_SONGS,
+  META_TABLE,
+  nextEntries,
+  orderKey,
+  type DatasetStore,
+  type DatasetWriter,
+} from './store.js';
 
 /** Songs per INSERT: the arrays are sent as one text parameter each, so this only bounds a statement's size. */
 const SONG_CHUNK = 10_000;
@@ -79,13 +87,13 @@ export function postgresStore(adminUrl: string, database: string): DatasetStore 
           [meta.lastPlaylistId],
         );
         for (const { id, name } of edited.rows) {
-          await client.query('DELETE FROM playlist_songs WHERE playlist_id = $1 AND position >= $2', [
+          await client.query('DELETE FROM playlist_songs WHERE playlist_id = $1 AND entry > $2', [
             id,
             EDITED_PLAYLIST_SONGS,
           ]);
           const songs = await client.query<{ title: string; artist: string; genre: string }>(
             `SELECT s.title, s.artist, s.genre FROM playlist_songs ps JOIN songs s ON s.id = ps.song_id
-             WHERE ps.playlist_id = $1 ORDER BY ps.position`,
+             WHERE ps.playlist_id = $1 ORDER BY ps.ord, ps.entry`,
             [id],
           );
           await client.query('UPDATE playlist_documents SET doc = $1 WHERE playlist_id = $2', [
@@ -159,14 +167,19 @@ async function postgresWriter(client: pg.Client): Promise<DatasetWriter> {
     async insertPlaylists(batch) {
       await client.query('BEGIN');
       await client.query(
-        `INSERT INTO playlists (id, owner_id, name, created_at)
-         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[])`,
-        [batch.ids, batch.ownerIds, batch.names, batch.createdAt],
+        `INSERT INTO playlists (id, owner_id, name, created_at, next_entry)
+         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[])`,
+        [batch.ids, batch.ownerIds, batch.names, batch.createdAt, nextEntries(batch)],
       );
       await client.query(
-        `INSERT INTO playlist_songs (playlist_id, position, song_id)
-         SELECT * FROM unnest($1::bigint[], $2::int[], $3::bigint[])`,
-        [batch.entryPlaylistIds, batch.entryPositions, batch.entrySongIds],
+        `INSERT INTO playlist_songs (playlist_id, entry, ord, song_id)
+         SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::bigint[])`,
+        [
+          batch.entryPlaylistIds,
+          batch.entryPositions.map((position) => position + 1),
+          batch.entryPositions.map(orderKey),
+          batch.entrySongIds,
+        ],
       );
       await client.query(
         `INSERT INTO playlist_documents (owner_id, playlist_id, doc)

@@ -6,7 +6,15 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { playlistDocument } from '../src/search/search-text.js';
 import type { DatasetMeta } from './dataset.js';
-import { BULK_TABLES, EDITED_PLAYLIST_SONGS, META_TABLE, type DatasetStore, type DatasetWriter } from './store.js';
+import {
+  BULK_TABLES,
+  EDITED_PLAYLIST_SONGS,
+  META_TABLE,
+  nextEntries,
+  orderKey,
+  type DatasetStore,
+  type DatasetWriter,
+} from './store.js';
 
 const FILES = (file: string) => [file, `${file}-wal`, `${file}-shm`];
 
@@ -77,11 +85,11 @@ export function sqliteStore(file: string): DatasetStore {
             .all(meta.lastPlaylistId) as { id: number; name: string }[];
           const songsOf = sqlite.prepare(
             `SELECT s.title, s.artist, s.genre FROM playlist_songs ps JOIN songs s ON s.id = ps.song_id
-             WHERE ps.playlist_id = ? ORDER BY ps.position`,
+             WHERE ps.playlist_id = ? ORDER BY ps.ord, ps.entry`,
           );
           for (const { id, name } of edited) {
             sqlite
-              .prepare('DELETE FROM playlist_songs WHERE playlist_id = ? AND position >= ?')
+              .prepare('DELETE FROM playlist_songs WHERE playlist_id = ? AND entry > ?')
               .run(id, EDITED_PLAYLIST_SONGS);
             const songs = songsOf.all(id) as { title: string; artist: string; genre: string }[];
             sqlite
@@ -128,8 +136,12 @@ function sqliteWriter(sqlite: SQLite.Database): DatasetWriter {
     .all(...BULK_TABLES) as { name: string; sql: string }[];
   for (const index of deferred) sqlite.exec(`DROP INDEX "${index.name}"`);
 
-  const insertPlaylist = sqlite.prepare('INSERT INTO playlists (id, owner_id, name, created_at) VALUES (?, ?, ?, ?)');
-  const insertEntry = sqlite.prepare('INSERT INTO playlist_songs (playlist_id, position, song_id) VALUES (?, ?, ?)');
+  const insertPlaylist = sqlite.prepare(
+    'INSERT INTO playlists (id, owner_id, name, created_at, next_entry) VALUES (?, ?, ?, ?, ?)',
+  );
+  const insertEntry = sqlite.prepare(
+    'INSERT INTO playlist_songs (playlist_id, entry, ord, song_id) VALUES (?, ?, ?, ?)',
+  );
   const insertDocument = sqlite.prepare('INSERT INTO playlist_documents (owner_id, playlist_id, doc) VALUES (?, ?, ?)');
 
   return {
@@ -154,13 +166,15 @@ function sqliteWriter(sqlite: SQLite.Database): DatasetWriter {
     },
 
     insertPlaylists(batch) {
+      const next = nextEntries(batch);
       sqlite.transaction(() => {
         for (let i = 0; i < batch.ids.length; i += 1) {
-          insertPlaylist.run(batch.ids[i], batch.ownerIds[i], batch.names[i], batch.createdAt[i]);
+          insertPlaylist.run(batch.ids[i], batch.ownerIds[i], batch.names[i], batch.createdAt[i], next[i]);
           insertDocument.run(batch.ownerIds[i], batch.ids[i], batch.docs[i]);
         }
         for (let i = 0; i < batch.entryPlaylistIds.length; i += 1) {
-          insertEntry.run(batch.entryPlaylistIds[i], batch.entryPositions[i], batch.entrySongIds[i]);
+          const position = batch.entryPositions[i]!;
+          insertEntry.run(batch.entryPlaylistIds[i], position + 1, orderKey(position), batch.entrySongIds[i]);
         }
       })();
       return Promise.resolve();

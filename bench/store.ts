@@ -1,3 +1,4 @@
+import { generateNKeysBetween } from 'fractional-indexing';
 import type { BenchUser, CatalogSong, DatasetMeta, PlaylistBatch, SharingRows } from './dataset.js';
 
 /** Where a data set lives: a SQLite file or a PostgreSQL database. */
@@ -43,3 +44,22 @@ export const BULK_TABLES = ['playlists', 'playlist_songs', 'playlist_documents']
 
 /** The table, next to the service's, that holds a `DatasetMeta` as JSON. */
 export const META_TABLE = 'bench_dataset';
+
+const orderKeys: string[] = [];
+
+/**
+ * The order key (`playlist_songs.ord`) of the slot at `position` of a generated playlist: the keys the service gives
+ * a new playlist's slots (fractional-indexing's `a0`, `a1`, …); its entry is `position + 1`.
+ */
+export function orderKey(position: number): string {
+  if (position >= orderKeys.length)
+    orderKeys.push(...generateNKeysBetween(orderKeys.at(-1) ?? null, null, position + 1 - orderKeys.length));
+  return orderKeys[position]!;
+}
+
+/** Each playlist's `next_entry` in a batch: one past its last entry. */
+export function nextEntries(batch: PlaylistBatch): number[] {
+  const counts = new Map<number, number>();
+  for (const id of batch.entryPlaylistIds) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return batch.ids.map((id) => (counts.get(id) ?? 0) + 1);
+}
