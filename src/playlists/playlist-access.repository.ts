@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { compiledOnce } from '../db/compiled.js';
 import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
 import { prepared } from '../db/postgres.js';
 import type { Database } from '../db/schema.js';
@@ -21,16 +22,22 @@ export interface AccessRow {
  * The playlist's owner, version and the catalog's version, and the caller's membership, in one indexed read, if
  * `userId` owns it or is one of its members: none otherwise, whether it is another user's or not there at all.
  */
-export function playlistAccessRow(db: Q, id: number, userId: number): Promise<AccessRow | undefined> {
-  return db
-    .selectFrom('playlists as p')
-    .innerJoin('users as o', 'o.id', 'p.owner_id')
-    .leftJoin('playlist_members as m', (join) => join.onRef('m.playlist_id', '=', 'p.id').on('m.user_id', '=', userId))
-    .select(['p.owner_id', 'p.version', catalogVersion, 'm.role', 'o.name as owner_name'])
-    .where('p.id', '=', id)
-    .where((eb) => eb.or([eb('p.owner_id', '=', userId), eb('m.user_id', '=', userId)]))
-    .executeTakeFirst();
+export async function playlistAccessRow(db: Q, id: number, userId: number): Promise<AccessRow | undefined> {
+  return (await accessRow(db, { id, userId })).rows[0];
 }
+
+const accessRow = compiledOnce(
+  (p: { id: number; userId: number }) => (q) =>
+    q
+      .selectFrom('playlists as p')
+      .innerJoin('users as o', 'o.id', 'p.owner_id')
+      .leftJoin('playlist_members as m', (join) =>
+        join.onRef('m.playlist_id', '=', 'p.id').on('m.user_id', '=', p.userId),
+      )
+      .select(['p.owner_id', 'p.version', catalogVersion, 'm.role', 'o.name as owner_name'])
+      .where('p.id', '=', p.id)
+      .where((eb) => eb.or([eb('p.owner_id', '=', p.userId), eb('m.user_id', '=', p.userId)])),
+);
 
 /** A caller's `AccessRow` as `playlistAccessRows` reads it: which request it answers. */
 export interface AccessRowOf extends AccessRow {

@@ -1,5 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Insertable, type Kysely } from 'kysely';
+import { compiledOnce, compiledRows } from '../db/compiled.js';
 import { lockingRows, type Dialect } from '../db/database.js';
 import { catalogVersion } from '../db/playlist-changes.js';
 import { prepared } from '../db/postgres.js';
@@ -38,13 +39,16 @@ export interface PlaylistForWrite {
 
 /** How many songs the playlist holds (0 when it is gone). */
 export async function playlistLength(q: Q, id: number): Promise<number> {
-  const { songs } = await q
-    .selectFrom('playlist_songs')
-    .select((eb) => eb.fn.countAll<number | string>().as('songs'))
-    .where('playlist_id', '=', id)
-    .executeTakeFirstOrThrow();
-  return Number(songs);
+  return Number((await countEntries(q, { id })).rows[0]!.songs);
 }
+
+const countEntries = compiledOnce(
+  (p: { id: number }) => (q) =>
+    q
+      .selectFrom('playlist_songs')
+      .select((eb) => eb.fn.countAll<number | string>().as('songs'))
+      .where('playlist_id', '=', p.id),
+);
 
 /**
  * The playlist with its entries in order, read inside the write's transaction; undefined, with none of its entries
@@ -53,8 +57,8 @@ export async function playlistLength(q: Q, id: number): Promise<number> {
  * before they take a connection; another instance's edit waits LOCK_WAIT at most, then 503). SQLite's writes
  * already run one at a time on the writer's connection.
  */
-export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForWrite | undefined> {
-  const query = trx
+const rowForWrite = (q: Q, id: number) =>
+  q
     .selectFrom('playlists as p')
     .select([
       'p.owner_id',
@@ -72,18 +76,30 @@ export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Pr
           .as('chain'),
     ])
     .where('p.id', '=', id);
+
+/** The row as `playlistForWrite` reads it, compiled once for each dialect (PostgreSQL's locks it). */
+const readRowForWrite = {
+  sqlite: compiledOnce((p: { id: number }) => (q) => lockingRows(rowForWrite(q, p.id), 'sqlite')),
+  postgres: compiledOnce((p: { id: number }) => (q) => lockingRows(rowForWrite(q, p.id), 'postgres')),
+};
+
+const readEntries = compiledOnce(
+  (p: { id: number }) => (q) =>
+    q
+      .selectFrom('playlist_songs')
+      .select(['entry', 'song_id', 'ord'])
+      .where('playlist_id', '=', p.id)
+      .orderBy('ord')
+      .orderBy('entry'),
+);
+
+export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForWrite | undefined> {
   if (dialect === 'postgres') await sql`set local lock_timeout = ${sql.lit(LOCK_WAIT)}`.execute(trx);
-  const row = await lockingRows(query, dialect).executeTakeFirst();
+  const row = (await readRowForWrite[dialect](trx, { id })).rows[0];
   if (row === undefined) return undefined;
   // A statement of its own: on PostgreSQL one that waited for the lock above still reads from the snapshot it
   // started with, so the entries another instance's edit just committed are read here, after the lock.
-  const entries = await trx
-    .selectFrom('playlist_songs')
-    .select(['entry', 'song_id', 'ord'])
-    .where('playlist_id', '=', id)
-    .orderBy('ord')
-    .orderBy('entry')
-    .execute();
+  const entries = (await readEntries(trx, { id })).rows;
   return {
     ownerId: row.owner_id,
     name: row.name,
@@ -110,38 +126,77 @@ export interface RowChanges {
   readonly rules: string | null;
 }
 
+const deleteEntries = compiledRows(
+  (p: { id: number }, rows: readonly { entry: number }[]) => (q) =>
+    q
+      .deleteFrom('playlist_songs')
+      .where('playlist_id', '=', p.id)
+      .where(
+        'entry',
+        'in',
+        rows.map((row) => row.entry),
+      ),
+);
+
+/** The row's new name, version, next entry and rules; answers the smart playlists whose rules name it. */
+const updateRow = compiledOnce(
+  (p: { id: number; name: string; version: number; nextEntry: number; rules: string | null }) => (q) =>
+    q
+      .updateTable('playlists')
+      .set({ name: p.name, version: p.version, next_entry: p.nextEntry, rules: p.rules })
+      .where('id', '=', p.id)
+      .returning((eb) =>
+        eb
+          .selectFrom('smart_sources')
+          .select((s) => s.fn<string | null>('group_concat', ['playlist_id']).as('ids'))
+          .where('source_id', '=', p.id)
+          .as('dependents'),
+      ),
+);
+
 /**
  * SQLite: the entries removed and written (an upsert by entry, a statement per 250 rows, the event loop served
- * between two), the row, the revision and the search document.
+ * between two), the row, the revision and the search document. Answers the smart playlists whose rules name the
+ * playlist (`smart_sources`), read by the row's update, for the store's listeners.
  */
-export async function saveChanges(trx: Q, id: number, changes: RowChanges): Promise<void> {
+export async function saveChanges(trx: Q, id: number, changes: RowChanges): Promise<number[]> {
   for (let start = 0; start < changes.deleted.length; start += INSERT_CHUNK) {
     if (start > 0) await nextTurn();
-    const chunk = changes.deleted.slice(start, start + INSERT_CHUNK);
-    await trx.deleteFrom('playlist_songs').where('playlist_id', '=', id).where('entry', 'in', chunk).execute();
+    const chunk = changes.deleted.slice(start, start + INSERT_CHUNK).map((entry) => ({ entry }));
+    await deleteEntries(trx, { id }, chunk);
   }
   await writeEntries(trx, id, changes.written);
-  await trx
-    .updateTable('playlists')
-    .set({ name: changes.name, version: changes.version, next_entry: changes.nextEntry, rules: changes.rules })
-    .where('id', '=', id)
-    .execute();
-  await trx.insertInto('playlist_revisions').values(changes.revision).execute();
+  const { rows } = await updateRow(trx, {
+    id,
+    name: changes.name,
+    version: changes.version,
+    nextEntry: changes.nextEntry,
+    rules: changes.rules,
+  });
+  await insertRevision(trx, changes.revision);
   await replacePlaylistDocument(trx, changes.ownerId, id, changes.doc);
+  const ids = rows[0]?.dependents;
+  return ids == null || ids === ''
+    ? []
+    : ids
+        .split(',')
+        .map(Number)
+        .sort((a, b) => a - b);
 }
+
+const upsertEntries = compiledRows(
+  (p: { id: number }, rows: readonly StoredEntry[]) => (q) =>
+    q
+      .insertInto('playlist_songs')
+      .values(rows.map((row) => ({ playlist_id: p.id, entry: row.entry, ord: row.ord, song_id: row.songId })))
+      .onConflict((oc) => oc.columns(['playlist_id', 'entry']).doUpdateSet((eb) => ({ ord: eb.ref('excluded.ord') }))),
+);
 
 /** Entries inserted, or given a new key when there: a statement per 250 rows, the event loop served between two. */
 export async function writeEntries(trx: Q, id: number, written: readonly StoredEntry[]): Promise<void> {
   for (let start = 0; start < written.length; start += INSERT_CHUNK) {
     if (start > 0) await nextTurn();
-    const values = written
-      .slice(start, start + INSERT_CHUNK)
-      .map((row) => ({ playlist_id: id, entry: row.entry, ord: row.ord, song_id: row.songId }));
-    await trx
-      .insertInto('playlist_songs')
-      .values(values)
-      .onConflict((oc) => oc.columns(['playlist_id', 'entry']).doUpdateSet((eb) => ({ ord: eb.ref('excluded.ord') })))
-      .execute();
+    await upsertEntries(trx, { id }, written.slice(start, start + INSERT_CHUNK));
   }
 }
 
@@ -195,25 +250,57 @@ export interface NewPlaylistRow {
   readonly sources: readonly number[];
 }
 
+const insertRow = compiledOnce(
+  (p: { ownerId: number; name: string; now: number; nextEntry: number; rules: string | null }) => (q) =>
+    q
+      .insertInto('playlists')
+      .values({ owner_id: p.ownerId, name: p.name, created_at: p.now, next_entry: p.nextEntry, rules: p.rules })
+      .returning('id'),
+);
+
 /** SQLite: the playlist's row; its entries, revision and document are written by the store after it. */
 export async function insertPlaylist(trx: Q, row: NewPlaylistRow): Promise<number> {
-  const made = await trx
-    .insertInto('playlists')
-    .values({
-      owner_id: row.ownerId,
-      name: row.name,
-      created_at: row.now,
-      next_entry: row.entries.length + 1,
-      rules: row.rules,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return made.id;
+  const { rows } = await insertRow(trx, {
+    ownerId: row.ownerId,
+    name: row.name,
+    now: row.now,
+    nextEntry: row.entries.length + 1,
+    rules: row.rules,
+  });
+  return rows[0]!.id;
 }
 
+type RevisionRow = Insertable<PlaylistRevisionTable>;
+
+const insertRevisionRow = compiledOnce(
+  (r: Required<Omit<RevisionRow, 'seq' | 'xid'>>) => (q) =>
+    q.insertInto('playlist_revisions').values({
+      playlist_id: r.playlist_id,
+      owner_id: r.owner_id,
+      version: r.version,
+      at: r.at,
+      by_id: r.by_id,
+      change: r.change,
+      name: r.name,
+      song_count: r.song_count,
+      splice_at: r.splice_at,
+      splice_deleted: r.splice_deleted,
+      songs: r.songs,
+      entries: r.entries,
+      chain: r.chain,
+      rules: r.rules,
+    }),
+);
+
 /** A revision row, as the store made it. */
-export async function insertRevision(trx: Q, revision: Insertable<PlaylistRevisionTable>): Promise<void> {
-  await trx.insertInto('playlist_revisions').values(revision).execute();
+export async function insertRevision(trx: Q, revision: RevisionRow): Promise<void> {
+  await insertRevisionRow(trx, {
+    ...revision,
+    splice_at: revision.splice_at ?? null,
+    splice_deleted: revision.splice_deleted ?? null,
+    entries: revision.entries ?? '',
+    rules: revision.rules ?? null,
+  });
 }
 
 /**

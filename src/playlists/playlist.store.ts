@@ -259,13 +259,10 @@ export function playlistStore(db: Db) {
             revision,
             rules,
           };
-          // The smart playlists that name it, for the listeners: on PostgreSQL the save's one statement answers them.
+          // The smart playlists that name it, for the listeners: the save's statements answer them.
           let dependents: readonly number[];
           if (db.dialect === 'postgres') dependents = await saveChangesAtOnce(trx, id, changes);
-          else {
-            await saveChanges(trx, id, changes);
-            dependents = await smartDependents(trx, id);
-          }
+          else dependents = await saveChanges(trx, id, changes);
           // The playlists the rules name change with them (a refresh leaves them as they are).
           if (rules !== current.rules) await writeSmartSources(trx, id, sourcesOf(current.rules), sourcesOf(rules));
           const shown = written(id, version, current.catalogVersion, decision.name, plan.entries, songs, rules);

@@ -3,6 +3,7 @@ import type { Dialect } from '../db/database.js';
 import { catalogVersion } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
 import { characterCount, containsPattern } from './search-text.js';
+import { compiledOnce } from '../db/compiled.js';
 
 /**
  * What searches read and write: the playlists' documents (`playlist_documents`, by owner), the slices of them and of
@@ -105,18 +106,27 @@ export function libraryVersion(db: Q, userId: number) {
 }
 
 /** The playlist's search document, in the transaction that creates the playlist. */
+const insertDocument = compiledOnce(
+  (p: { ownerId: number; playlistId: number; doc: string }) => (q) =>
+    q.insertInto('playlist_documents').values({ owner_id: p.ownerId, playlist_id: p.playlistId, doc: p.doc }),
+);
+
 export async function addPlaylistDocument(db: Q, ownerId: number, playlistId: number, doc: string): Promise<void> {
-  await db.insertInto('playlist_documents').values({ owner_id: ownerId, playlist_id: playlistId, doc }).execute();
+  await insertDocument(db, { ownerId, playlistId, doc });
 }
 
 /** Replaces the playlist's document: a catalog change of its songs' text, or an edit, in its transaction. */
+const updateDocument = compiledOnce(
+  (p: { ownerId: number; playlistId: number; doc: string }) => (q) =>
+    q
+      .updateTable('playlist_documents')
+      .set({ doc: p.doc })
+      .where('owner_id', '=', p.ownerId)
+      .where('playlist_id', '=', p.playlistId),
+);
+
 export async function replacePlaylistDocument(db: Q, ownerId: number, playlistId: number, doc: string): Promise<void> {
-  await db
-    .updateTable('playlist_documents')
-    .set({ doc })
-    .where('owner_id', '=', ownerId)
-    .where('playlist_id', '=', playlistId)
-    .execute();
+  await updateDocument(db, { ownerId, playlistId, doc });
 }
 
 /** The playlists that hold any of these songs. */

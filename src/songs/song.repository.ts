@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { compiledRows } from '../db/compiled.js';
 import type { Dialect } from '../db/database.js';
 import { catalogVersion, readCatalogVersion } from '../db/playlist-changes.js';
 import type { Database, SongRow } from '../db/schema.js';
@@ -13,6 +14,38 @@ const COLUMNS = ['id', 'title', 'artist', 'album', 'genre', 'duration'] as const
 // Ids per IN list: well under SQLite's limit of bound variables.
 const LOOKUP_CHUNK = 5000;
 
+/** Lists of up to this many ids are read by a statement compiled once for their count (db/compiled.ts). */
+const COMPILED_LOOKUP = 100;
+
+const songsOfIds = compiledRows(
+  (_p: object, ids: readonly { id: number }[]) => (q) =>
+    q
+      .selectFrom('songs')
+      .select(['id', 'title', 'artist', 'genre', catalogVersion])
+      .where(
+        'id',
+        'in',
+        ids.map((row) => row.id),
+      ),
+);
+
+/** The songs of these ids (at most LOOKUP_CHUNK), each with the catalog's version read in the same statement. */
+async function songsWithCatalogVersion(db: Q, ids: readonly number[]) {
+  if (ids.length <= COMPILED_LOOKUP)
+    return (
+      await songsOfIds(
+        db,
+        {},
+        ids.map((id) => ({ id })),
+      )
+    ).rows;
+  return db
+    .selectFrom('songs')
+    .select(['id', 'title', 'artist', 'genre', catalogVersion])
+    .where('id', 'in', ids)
+    .execute();
+}
+
 /** What a playlist write needs of a catalog song: its answer's fields and its search document's. */
 export type CatalogSong = Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>;
 
@@ -25,9 +58,7 @@ export async function findSongsByIds(
   const rows: Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>[] = [];
   for (let start = 0; start < distinct.length; start += LOOKUP_CHUNK) {
     const chunk = distinct.slice(start, start + LOOKUP_CHUNK);
-    rows.push(
-      ...(await db.selectFrom('songs').select(['id', 'title', 'artist', 'genre']).where('id', 'in', chunk).execute()),
-    );
+    for (const { catalog_version: _, ...song } of await songsWithCatalogVersion(db, chunk)) rows.push(song);
   }
   return rows;
 }
@@ -42,14 +73,7 @@ export async function findSongsAtCatalogVersion(
 ): Promise<{ songs: Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>[]; catalogVersion: number }> {
   const distinct = [...new Set(ids)];
   const first = distinct.slice(0, LOOKUP_CHUNK);
-  const rows =
-    first.length === 0
-      ? []
-      : await db
-          .selectFrom('songs')
-          .select(['id', 'title', 'artist', 'genre', catalogVersion])
-          .where('id', 'in', first)
-          .execute();
+  const rows = first.length === 0 ? [] : await songsWithCatalogVersion(db, first);
   const songs: Pick<SongRow, 'id' | 'title' | 'artist' | 'genre'>[] = rows.map(
     ({ catalog_version: _, ...song }) => song,
   );

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, UserRow } from '../db/schema.js';
+import { compiledOnce } from '../db/compiled.js';
 
 type Q = Kysely<Database>;
 
@@ -46,15 +47,19 @@ export function listUsers(db: Q): Promise<Pick<UserRow, 'id' | 'name' | 'playlis
 }
 
 /** Takes one slot of the user's playlist quota: how many playlists the user now has, or undefined when it is used up. */
+const reserveSlot = compiledOnce(
+  (p: { userId: number; quota: number }) => (q) =>
+    q
+      .updateTable('users')
+      .set((eb) => ({ playlist_count: eb('playlist_count', '+', 1) }))
+      .where('id', '=', p.userId)
+      .where('playlist_count', '<', p.quota)
+      .returning('playlist_count'),
+);
+
 export async function reservePlaylistSlot(db: Q, userId: number, quota: number): Promise<number | undefined> {
-  const row = await db
-    .updateTable('users')
-    .set((eb) => ({ playlist_count: eb('playlist_count', '+', 1) }))
-    .where('id', '=', userId)
-    .where('playlist_count', '<', quota)
-    .returning('playlist_count')
-    .executeTakeFirst();
-  return row?.playlist_count;
+  const { rows } = await reserveSlot(db, { userId, quota });
+  return rows[0]?.playlist_count;
 }
 
 export async function releasePlaylistSlot(db: Q, userId: number): Promise<void> {
