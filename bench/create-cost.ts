@@ -1,49 +1,23 @@
 /**
- * SQLite's own cost of a create, by schema: the service's statements for 960 creates of 10 songs in groups of 16
- * (one transaction, one fsync, a savepoint per create, as the group commit does), run with better-sqlite3 alone
- * on a copy of a bench data set, with and without the index of entries by song and the trigram index. Then the
- * statements a create runs now (the songs read, the owner's slot, the row, the first revision, the entries, the
- * search document, each in its savepoint) by group size, with the share of the time spent in the `COMMIT`: what
- * SQLite alone costs a create before any of the service's own work.
+ * SQLite's own cost of a write, as the service runs it: the statements of a create of 10 songs (the songs read, the
+ * owner's slot, the row, the entries, the first revision, the search document) and of an edit that appends one song
+ * (the access read, the length, the row and its entries read, the songs read, the entry written, the row, the
+ * revision, the search document), each in its savepoint, by writes per commit, with better-sqlite3 alone on a copy
+ * of a bench data set, `synchronous=FULL`. Beside the service's CPU a request (`npm run bench`, the `cpu ms/req`
+ * column) it tells the service's own work from the database's.
  *
- *   npx tsx bench/create-cost.ts [bench/data/sqlite-10000.db]
+ *   npx tsx bench/create-cost.ts [bench/data/sqlite-10010.db]
  */
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
+import { generateNKeysBetween, generateKeyBetween } from 'fractional-indexing';
 
-const source = process.argv[2] ?? 'bench/data/sqlite-10000.db';
-const GROUPS = 60;
-const PER_GROUP = 16;
+const source = process.argv[2] ?? 'bench/data/sqlite-10010.db';
 const SONGS = 10;
-
-interface Variant {
-  readonly label: string;
-  readonly songIndex: boolean;
-  readonly trigrams: 'none' | 'with each create' | 'at the end of the group';
-}
-
-const VARIANTS: readonly Variant[] = [
-  {
-    label: 'entries indexed by song, trigrams with each create (before)',
-    songIndex: true,
-    trigrams: 'with each create',
-  },
-  {
-    label: 'entries indexed by song, trigrams at the end of the group',
-    songIndex: true,
-    trigrams: 'at the end of the group',
-  },
-  { label: 'entries indexed by song, no trigrams', songIndex: true, trigrams: 'none' },
-  { label: 'no index by song, no trigrams (now, a library under 2000)', songIndex: false, trigrams: 'none' },
-  {
-    label: 'no index by song, trigrams at the end (now, a library past 2000)',
-    songIndex: false,
-    trigrams: 'at the end of the group',
-  },
-];
+const WRITES = 960;
 
 /** A fresh copy of the data set, with the service's durability settings and no automatic checkpoints. */
 function openCopy(dir: string): SQLite.Database {
@@ -58,97 +32,133 @@ function openCopy(dir: string): SQLite.Database {
   return db;
 }
 
-function measure(variant: Variant, dir: string): { msPerCreate: number; walPagesPerCreate: number } {
+interface Cost {
+  readonly usPerWrite: number;
+  readonly commitShare: number;
+}
+
+/** `WRITES` writes, `perCommit` to a transaction, each made by `write(n)` inside its savepoint. */
+function timed(db: SQLite.Database, perCommit: number, write: (n: number) => void): Cost {
+  let committing = 0;
+  const started = performance.now();
+  for (let n = 0; n < WRITES;) {
+    db.exec('BEGIN IMMEDIATE');
+    for (let i = 0; i < perCommit && n < WRITES; i++, n++) {
+      db.exec('SAVEPOINT unit');
+      write(n);
+      db.exec('RELEASE unit');
+    }
+    const commitStarted = performance.now();
+    db.exec('COMMIT');
+    committing += performance.now() - commitStarted;
+  }
+  const elapsed = performance.now() - started;
+  return { usPerWrite: (1000 * elapsed) / WRITES, commitShare: committing / elapsed };
+}
+
+const songsRead = (n: number) =>
+  `SELECT id, title, artist, genre, (SELECT version FROM catalog_version) AS catalog_version FROM songs WHERE id IN (${Array(n).fill('?').join(', ')})`;
+
+const REVISION = `INSERT INTO playlist_revisions (playlist_id, owner_id, version, at, by_id, change, name, song_count,
+  splice_at, splice_deleted, songs, entries, chain, rules) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`;
+
+const upsert = (n: number) =>
+  `INSERT INTO playlist_songs (playlist_id, entry, ord, song_id) VALUES ${Array(n).fill('(?, ?, ?, ?)').join(', ')}
+   ON CONFLICT (playlist_id, entry) DO UPDATE SET ord = excluded.ord`;
+
+function createCost(perCommit: number, dir: string): Cost {
   const db = openCopy(dir);
   try {
-    if (variant.songIndex) db.exec('CREATE INDEX IF NOT EXISTS playlist_songs_song_id ON playlist_songs (song_id)');
+    const read = db.prepare(songsRead(SONGS));
     const slot = db.prepare(
-      'UPDATE users SET playlist_count = playlist_count + 1 WHERE id = ? RETURNING playlist_count',
+      'UPDATE users SET playlist_count = playlist_count + 1 WHERE id = ? AND playlist_count < ? RETURNING playlist_count',
     );
-    const playlist = db.prepare('INSERT INTO playlists (owner_id, name, created_at) VALUES (?, ?, ?) RETURNING id');
-    const entries = db.prepare(
-      `INSERT INTO playlist_songs (playlist_id, position, song_id) VALUES ${Array(SONGS).fill('(?, ?, ?)').join(', ')}`,
+    const playlist = db.prepare(
+      'INSERT INTO playlists (owner_id, name, created_at, next_entry, rules) VALUES (?, ?, ?, ?, NULL) RETURNING id',
     );
+    const entries = db.prepare(upsert(SONGS));
+    const revision = db.prepare(REVISION);
     const document = db.prepare('INSERT INTO playlist_documents (owner_id, playlist_id, doc) VALUES (?, ?, ?)');
-    // The service no longer keeps a trigram index (search reads the owner's documents): made here to measure it.
-    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS playlist_trigrams
-      USING fts5(doc, tokenize = 'trigram', content = '', contentless_delete = 1)`);
-    const trigrams = db.prepare('INSERT INTO playlist_trigrams (rowid, doc) VALUES (?, ?)');
     const owners = db.prepare('SELECT id FROM users').pluck().all() as number[];
     const songs = (db.prepare('SELECT max(id) FROM songs').pluck().get() as number) || 1;
     const docs = db.prepare('SELECT doc FROM playlist_documents LIMIT 200').pluck().all() as string[];
-    const started = performance.now();
-    let n = 0;
-    for (let group = 0; group < GROUPS; group++) {
-      db.exec('BEGIN IMMEDIATE');
-      const atEnd: [number, string][] = [];
-      for (let i = 0; i < PER_GROUP; i++, n++) {
-        db.exec('SAVEPOINT unit');
-        const owner = owners[(n * 37) % owners.length]!;
-        slot.get(owner);
-        const { id } = playlist.get(owner, `bench ${n}`, Date.now()) as { id: number };
-        entries.run(Array.from({ length: SONGS }, (_, p) => [id, p, 1 + ((n * 7919 + p * 104_729) % songs)]).flat());
-        const doc = `${docs[n % docs.length] ?? ''} ${n}`;
-        document.run(owner, id, doc);
-        if (variant.trigrams === 'with each create') trigrams.run(id, doc);
-        if (variant.trigrams === 'at the end of the group') atEnd.push([id, doc]);
-        db.exec('RELEASE unit');
-      }
-      for (const [id, doc] of atEnd) trigrams.run(id, doc);
-      db.exec('COMMIT');
-    }
-    const elapsed = performance.now() - started;
-    const [checkpoint] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
-    return { msPerCreate: elapsed / n, walPagesPerCreate: (checkpoint?.log ?? 0) / n };
+    const keys = generateNKeysBetween(null, null, SONGS);
+    return timed(db, perCommit, (n) => {
+      const ids = Array.from({ length: SONGS }, (_, p) => 1 + ((n * 7919 + p * 104_729) % songs));
+      read.all(ids);
+      const owner = owners[(n * 37) % owners.length]!;
+      slot.get(owner, 1e9);
+      const name = `bench ${n}`;
+      const { id } = playlist.get(owner, name, Date.now(), SONGS + 1) as { id: number };
+      entries.run(ids.flatMap((songId, p) => [id, p + 1, keys[p]!, songId]));
+      const entryIds = ids.map((_, p) => p + 1).join(',');
+      revision.run(id, owner, 1, Date.now(), owner, 'create', name, SONGS, null, null, ids.join(','), entryIds, 0);
+      document.run(owner, id, `${docs[n % docs.length] ?? ''} ${n}`);
+    });
   } finally {
     db.close();
   }
 }
 
-/** The statements of a create as the service runs them now, `perCommit` creates to a transaction. */
-function measureNow(perCommit: number, dir: string): { usPerCreate: number; commitShare: number } {
+function editCost(perCommit: number, dir: string): Cost {
   const db = openCopy(dir);
   try {
-    const read = db.prepare(
-      `SELECT id, title, artist, genre FROM songs WHERE id IN (${Array(SONGS).fill('?').join(', ')})`,
-    );
-    const slot = db.prepare(
-      'UPDATE users SET playlist_count = playlist_count + 1 WHERE id = ? AND playlist_count < ? RETURNING playlist_count',
-    );
-    const playlist = db.prepare('INSERT INTO playlists (owner_id, name, created_at) VALUES (?, ?, ?) RETURNING id');
-    const revision = db.prepare(`INSERT INTO playlist_revisions (playlist_id, owner_id, version, at, by_id, change,
-      name, song_count, splice_at, splice_deleted, songs, chain) VALUES (?, ?, 1, ?, ?, 'create', ?, ?, NULL, NULL, ?, 0)`);
+    const access = db.prepare(`SELECT p.owner_id, p.version, (SELECT version FROM catalog_version) AS catalog_version,
+        m.role, o.name AS owner_name
+      FROM playlists p JOIN users o ON o.id = p.owner_id
+      LEFT JOIN playlist_members m ON m.playlist_id = p.id AND m.user_id = ?
+      WHERE p.id = ? AND (p.owner_id = ? OR m.user_id = ?)`);
+    const length = db.prepare('SELECT count(*) AS songs FROM playlist_songs WHERE playlist_id = ?');
+    const row = db.prepare(`SELECT p.owner_id, p.name, p.version, p.next_entry, p.rules,
+        (SELECT version FROM catalog_version) AS catalog_version,
+        (SELECT r.chain FROM playlist_revisions r WHERE r.playlist_id = p.id AND r.version = p.version) AS chain
+      FROM playlists p WHERE p.id = ?`);
     const entries = db.prepare(
-      `INSERT INTO playlist_songs (playlist_id, position, song_id) VALUES ${Array(SONGS).fill('(?, ?, ?)').join(', ')}`,
+      'SELECT entry, song_id, ord FROM playlist_songs WHERE playlist_id = ? ORDER BY ord, entry',
     );
-    const document = db.prepare('INSERT INTO playlist_documents (owner_id, playlist_id, doc) VALUES (?, ?, ?)');
-    const owners = db.prepare('SELECT id FROM users').pluck().all() as number[];
+    const one = db.prepare(upsert(1));
+    const update = db.prepare(`UPDATE playlists SET name = ?, version = ?, next_entry = ?, rules = NULL WHERE id = ?
+      RETURNING (SELECT group_concat(playlist_id) FROM smart_sources WHERE source_id = ?) AS dependents`);
+    const revision = db.prepare(REVISION);
+    const document = db.prepare('UPDATE playlist_documents SET doc = ? WHERE owner_id = ? AND playlist_id = ?');
+    const playlists = db.prepare('SELECT id, owner_id FROM playlists ORDER BY id LIMIT 96').all() as {
+      id: number;
+      owner_id: number;
+    }[];
     const songs = (db.prepare('SELECT max(id) FROM songs').pluck().get() as number) || 1;
-    const docs = db.prepare('SELECT doc FROM playlist_documents LIMIT 200').pluck().all() as string[];
-    const total = 960;
-    let committing = 0;
-    const started = performance.now();
-    for (let n = 0; n < total;) {
-      db.exec('BEGIN IMMEDIATE');
-      for (let i = 0; i < perCommit && n < total; i++, n++) {
-        const ids = Array.from({ length: SONGS }, (_, p) => 1 + ((n * 7919 + p * 104_729) % songs));
-        read.all(ids);
-        db.exec('SAVEPOINT unit');
-        const owner = owners[(n * 37) % owners.length]!;
-        slot.get(owner, 1e9);
-        const name = `bench ${n}`;
-        const { id } = playlist.get(owner, name, Date.now()) as { id: number };
-        revision.run(id, owner, Date.now(), owner, name, SONGS, ids.join(','));
-        entries.run(ids.flatMap((songId, p) => [id, p, songId]));
-        document.run(owner, id, `${docs[n % docs.length] ?? ''} ${n}`);
-        db.exec('RELEASE unit');
-      }
-      const commitStarted = performance.now();
-      db.exec('COMMIT');
-      committing += performance.now() - commitStarted;
-    }
-    const elapsed = performance.now() - started;
-    return { usPerCreate: (1000 * elapsed) / total, commitShare: committing / elapsed };
+    const reads = new Map<number, SQLite.Statement>();
+    return timed(db, perCommit, (n) => {
+      const { id, owner_id: owner } = playlists[n % playlists.length]!;
+      access.get(owner, id, owner, owner);
+      length.get(id);
+      const current = row.get(id) as { name: string; version: number; next_entry: number };
+      const held = entries.all(id) as { entry: number; song_id: number; ord: string }[];
+      const songIds = [...held.map((e) => e.song_id), 1 + ((n * 7919) % songs)];
+      const distinct = [...new Set(songIds)];
+      let read = reads.get(distinct.length);
+      if (read === undefined) reads.set(distinct.length, (read = db.prepare(songsRead(distinct.length))));
+      read.all(distinct);
+      const entry = current.next_entry;
+      one.run(id, entry, generateKeyBetween(held.at(-1)?.ord ?? null, null), songIds.at(-1));
+      const version = current.version + 1;
+      update.get(current.name, version, entry + 1, id, id);
+      revision.run(
+        id,
+        owner,
+        version,
+        Date.now(),
+        owner,
+        'edit',
+        current.name,
+        songIds.length,
+        held.length,
+        0,
+        String(songIds.at(-1)),
+        String(entry),
+        1,
+      );
+      document.run(`${current.name} ${n}`, owner, id);
+    });
   } finally {
     db.close();
   }
@@ -156,17 +166,16 @@ function measureNow(perCommit: number, dir: string): { usPerCreate: number; comm
 
 const dir = mkdtempSync(join(tmpdir(), 'mixtape-create-cost-'));
 try {
-  console.log(`${GROUPS * PER_GROUP} creates of ${SONGS} songs in groups of ${PER_GROUP}, on a copy of ${source}\n`);
-  console.log('| schema | ms per create | WAL pages per create |\n| --- | --- | --- |');
-  for (const variant of VARIANTS) {
-    const { msPerCreate, walPagesPerCreate } = measure(variant, dir);
-    console.log(`| ${variant.label} | ${msPerCreate.toFixed(3)} | ${walPagesPerCreate.toFixed(1)} |`);
-  }
-  console.log('\nThe statements of a create now, 960 creates:\n');
-  console.log('| creates a commit | µs per create | of which the COMMIT |\n| --- | --- | --- |');
+  console.log(`SQLite alone, ${WRITES} writes each, on a copy of ${source}\n`);
+  console.log('| writes a commit | µs per create | of which the COMMIT | µs per edit | of which the COMMIT |');
+  console.log('| ---: | ---: | ---: | ---: | ---: |');
   for (const perCommit of [1, 4, 8, 16, 32]) {
-    const { usPerCreate, commitShare } = measureNow(perCommit, dir);
-    console.log(`| ${perCommit} | ${usPerCreate.toFixed(0)} | ${(100 * commitShare).toFixed(0)}% |`);
+    const create = createCost(perCommit, dir);
+    const edit = editCost(perCommit, dir);
+    const pct = (share: number) => `${(100 * share).toFixed(0)}%`;
+    console.log(
+      `| ${perCommit} | ${create.usPerWrite.toFixed(0)} | ${pct(create.commitShare)} | ${edit.usPerWrite.toFixed(0)} | ${pct(edit.commitShare)} |`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
