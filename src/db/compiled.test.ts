@@ -35,7 +35,7 @@ afterEach(async () => {
 describe('compiledOnce', () => {
   it('builds a query once and runs it with the values of each call, constants kept', async () => {
     let builds = 0;
-    const insert = compiledOnce((p: { name: string; at: number }) => (q) => {
+    const insert = compiledOnce('insert-user', (p: { name: string; at: number }) => (q) => {
       builds++;
       return q
         .insertInto('users')
@@ -50,6 +50,7 @@ describe('compiledOnce', () => {
     expect(new Set(ran).size).toBe(1);
 
     const byName = compiledOnce(
+      'user-by-name',
       (p: { name: string }) => (q) => q.selectFrom('users').select('id').where('name', '=', p.name),
     );
     expect((await byName(db, { name: 'ann' })).rows).toEqual([{ id: 2 }]);
@@ -68,15 +69,16 @@ describe('compiledOnce', () => {
       log,
     });
     const byName = compiledOnce(
+      'user-by-name',
       (p: { name: string }) => (q) => q.selectFrom('users').select('id').where('name', '=', p.name),
     );
     await byName(db, { name: 'a' });
     await byName(postgres, { name: 'a' });
     await byName(db, { name: 'b' });
     expect(ran).toEqual([
-      'select "id" from "users" where "name" = ?',
-      'select "id" from "users" where "name" = $1',
-      'select "id" from "users" where "name" = ?',
+      '/* prepared: user-by-name */ select "id" from "users" where "name" = ?',
+      '/* prepared: user-by-name */ select "id" from "users" where "name" = $1',
+      '/* prepared: user-by-name */ select "id" from "users" where "name" = ?',
     ]);
     await postgres.destroy();
   });
@@ -85,7 +87,7 @@ describe('compiledOnce', () => {
 describe('compiledRows', () => {
   it('compiles once for each number of rows, each row its own values', async () => {
     const counts: number[] = [];
-    const insert = compiledRows((p: { at: number }, rows: readonly { name: string }[]) => (q) => {
+    const insert = compiledRows('insert-users', (p: { at: number }, rows: readonly { name: string }[]) => (q) => {
       counts.push(rows.length);
       return q
         .insertInto('users')
@@ -105,6 +107,7 @@ describe('compiledRows', () => {
     ]);
 
     const named = compiledRows(
+      'users-named',
       (_p: object, rows: readonly { name: string }[]) => (q) =>
         q
           .selectFrom('users')

@@ -1,4 +1,5 @@
 import { type Compilable, type CompiledQuery, type Kysely, type QueryResult } from 'kysely';
+import { preparedText } from './postgres.js';
 import type { Database } from './schema.js';
 
 /**
@@ -7,13 +8,16 @@ import type { Database } from './schema.js';
  * (docs/benchmarks.md, "Writes compiled once"). A query compiled once keeps its SQL text, so the driver's statement
  * cache (sqlite.ts, `withStatementCache`) and PostgreSQL's plans see the same text each time.
  *
- *   const setVersion = compiledOnce((p: { id: number; version: number }) => (q) =>
+ *   const setVersion = compiledOnce('set-version', (p: { id: number; version: number }) => (q) =>
  *     q.updateTable('playlists').set({ version: p.version }).where('id', '=', p.id));
  *   await setVersion(trx, { id, version });
  *
  * `build` receives stand-ins for the values, not the values: it may only pass them into the query (as values to
  * compare, insert or set), never test them, loop over them or compute with them. A query whose shape depends on how
  * many rows it writes or names takes them as `rows` (`compiledRows`): it is compiled once for each count.
+ *
+ * `name`, which no other query may have, runs it on PostgreSQL as a prepared statement of that name (postgres.ts,
+ * `prepared`), parsed and planned once per connection; the name of a query over rows gets their count.
  */
 
 type Q = Kysely<Database>;
@@ -35,6 +39,7 @@ const standIns = (read: (name: string) => Slot): object =>
 
 /** `compiledOnce` for a query over `rows` (each an object of values): compiled once for each number of rows. */
 export function compiledRows<P extends object, Row extends object, R>(
+  name: string,
   build: (params: P, rows: readonly Row[]) => (q: Q) => Compilable<R>,
 ): (q: Q, params: P, rows: readonly Row[]) => Promise<QueryResult<R>> {
   // Compiled for each dialect's adapter (SQLite and PostgreSQL write one query differently), then each row count.
@@ -50,7 +55,8 @@ export function compiledRows<P extends object, Row extends object, R>(
         { length: rows.length },
         (_row, i) => standIns((name) => new Slot((_values, given) => given[i]![name])) as Row,
       );
-      const query = build(p, r)(q).compile();
+      const built = build(p, r)(q).compile();
+      const query = { ...built, sql: preparedText(rows.length === 0 ? name : `${name}-${rows.length}`, built.sql) };
       const filling = query.parameters.map((value) => (value instanceof Slot ? value : { constant: value }));
       compiled = { query, filling };
       byCount.set(rows.length, compiled);
@@ -66,8 +72,9 @@ export function compiledRows<P extends object, Row extends object, R>(
 
 /** A query built and compiled once (for each dialect), run with the values of `params`. */
 export function compiledOnce<P extends object, R>(
+  name: string,
   build: (params: P) => (q: Q) => Compilable<R>,
 ): (q: Q, params: P) => Promise<QueryResult<R>> {
-  const run = compiledRows<P, object, R>((params) => build(params));
+  const run = compiledRows<P, object, R>(name, (params) => build(params));
   return (q, params) => run(q, params, []);
 }

@@ -29,6 +29,9 @@ export const prepared = (name: string) => sql.raw(`${PREPARED_MARK}${name} */`);
 
 const PREPARED_MARK = '/* prepared: ';
 
+/** `text` marked as `prepared` marks it: run under `name` on PostgreSQL, once parsed and planned per connection. */
+export const preparedText = (name: string, text: string): string => `${PREPARED_MARK}${name} */ ${text}`;
+
 /** The name a statement marked with `prepared` runs under; undefined for any other statement. */
 function preparedName(text: string): string | undefined {
   if (!text.startsWith(PREPARED_MARK)) return undefined;

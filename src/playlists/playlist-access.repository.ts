@@ -27,6 +27,7 @@ export async function playlistAccessRow(db: Q, id: number, userId: number): Prom
 }
 
 const accessRow = compiledOnce(
+  'playlist-access-row',
   (p: { id: number; userId: number }) => (q) =>
     q
       .selectFrom('playlists as p')

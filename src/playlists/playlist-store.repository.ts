@@ -43,6 +43,7 @@ export async function playlistLength(q: Q, id: number): Promise<number> {
 }
 
 const countEntries = compiledOnce(
+  'count-entries',
   (p: { id: number }) => (q) =>
     q
       .selectFrom('playlist_songs')
@@ -79,11 +80,15 @@ const rowForWrite = (q: Q, id: number) =>
 
 /** The row as `playlistForWrite` reads it, compiled once for each dialect (PostgreSQL's locks it). */
 const readRowForWrite = {
-  sqlite: compiledOnce((p: { id: number }) => (q) => lockingRows(rowForWrite(q, p.id), 'sqlite')),
-  postgres: compiledOnce((p: { id: number }) => (q) => lockingRows(rowForWrite(q, p.id), 'postgres')),
+  sqlite: compiledOnce('row-for-write', (p: { id: number }) => (q) => lockingRows(rowForWrite(q, p.id), 'sqlite')),
+  postgres: compiledOnce(
+    'row-for-write-locked',
+    (p: { id: number }) => (q) => lockingRows(rowForWrite(q, p.id), 'postgres'),
+  ),
 };
 
 const readEntries = compiledOnce(
+  'read-entries',
   (p: { id: number }) => (q) =>
     q
       .selectFrom('playlist_songs')
@@ -127,6 +132,7 @@ export interface RowChanges {
 }
 
 const deleteEntries = compiledRows(
+  'delete-entries',
   (p: { id: number }, rows: readonly { entry: number }[]) => (q) =>
     q
       .deleteFrom('playlist_songs')
@@ -140,6 +146,7 @@ const deleteEntries = compiledRows(
 
 /** The row's new name, version, next entry and rules; answers the smart playlists whose rules name it. */
 const updateRow = compiledOnce(
+  'update-playlist-row',
   (p: { id: number; name: string; version: number; nextEntry: number; rules: string | null }) => (q) =>
     q
       .updateTable('playlists')
@@ -185,6 +192,7 @@ export async function saveChanges(trx: Q, id: number, changes: RowChanges): Prom
 }
 
 const upsertEntries = compiledRows(
+  'upsert-entries',
   (p: { id: number }, rows: readonly StoredEntry[]) => (q) =>
     q
       .insertInto('playlist_songs')
@@ -251,6 +259,7 @@ export interface NewPlaylistRow {
 }
 
 const insertRow = compiledOnce(
+  'insert-playlist-row',
   (p: { ownerId: number; name: string; now: number; nextEntry: number; rules: string | null }) => (q) =>
     q
       .insertInto('playlists')
@@ -273,6 +282,7 @@ export async function insertPlaylist(trx: Q, row: NewPlaylistRow): Promise<numbe
 type RevisionRow = Insertable<PlaylistRevisionTable>;
 
 const insertRevisionRow = compiledOnce(
+  'insert-revision',
   (r: Required<Omit<RevisionRow, 'seq' | 'xid'>>) => (q) =>
     q.insertInto('playlist_revisions').values({
       playlist_id: r.playlist_id,

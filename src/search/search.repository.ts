@@ -107,6 +107,7 @@ export function libraryVersion(db: Q, userId: number) {
 
 /** The playlist's search document, in the transaction that creates the playlist. */
 const insertDocument = compiledOnce(
+  'insert-playlist-document',
   (p: { ownerId: number; playlistId: number; doc: string }) => (q) =>
     q.insertInto('playlist_documents').values({ owner_id: p.ownerId, playlist_id: p.playlistId, doc: p.doc }),
 );
@@ -117,6 +118,7 @@ export async function addPlaylistDocument(db: Q, ownerId: number, playlistId: nu
 
 /** Replaces the playlist's document: a catalog change of its songs' text, or an edit, in its transaction. */
 const updateDocument = compiledOnce(
+  'update-playlist-document',
   (p: { ownerId: number; playlistId: number; doc: string }) => (q) =>
     q
       .updateTable('playlist_documents')

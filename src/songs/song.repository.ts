@@ -18,6 +18,7 @@ const LOOKUP_CHUNK = 5000;
 const COMPILED_LOOKUP = 100;
 
 const songsOfIds = compiledRows(
+  'songs-of-ids',
   (_p: object, ids: readonly { id: number }[]) => (q) =>
     q
       .selectFrom('songs')

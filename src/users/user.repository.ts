@@ -48,6 +48,7 @@ export function listUsers(db: Q): Promise<Pick<UserRow, 'id' | 'name' | 'playlis
 
 /** Takes one slot of the user's playlist quota: how many playlists the user now has, or undefined when it is used up. */
 const reserveSlot = compiledOnce(
+  'reserve-playlist-slot',
   (p: { userId: number; quota: number }) => (q) =>
     q
       .updateTable('users')
