@@ -3,8 +3,8 @@
  * owner's slot, the row, the entries, the first revision, the search document) and of an edit that appends one song
  * (the access read, the length, the row and its entries read, the songs read, the entry written, the row, the
  * revision, the search document), each in its savepoint, by writes per commit, with better-sqlite3 alone on a copy
- * of a bench data set, `synchronous=FULL`. Beside the service's CPU a request (`npm run bench`, the `cpu ms/req`
- * column) it tells the service's own work from the database's.
+ * of a bench data set, `synchronous=FULL`: the time a write takes and the CPU time it costs. Beside the service's
+ * CPU a request (`npm run bench`, the `cpu ms/req` column) the CPU tells the service's own work from the database's.
  *
  *   npx tsx bench/create-cost.ts [bench/data/sqlite-10010.db]
  */
@@ -34,12 +34,15 @@ function openCopy(dir: string): SQLite.Database {
 
 interface Cost {
   readonly usPerWrite: number;
+  /** The process's CPU time a write (user and system): what the service's `cpu ms/req` compares with. */
+  readonly cpuUsPerWrite: number;
   readonly commitShare: number;
 }
 
 /** `WRITES` writes, `perCommit` to a transaction, each made by `write(n)` inside its savepoint. */
 function timed(db: SQLite.Database, perCommit: number, write: (n: number) => void): Cost {
   let committing = 0;
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   for (let n = 0; n < WRITES;) {
     db.exec('BEGIN IMMEDIATE');
@@ -53,7 +56,12 @@ function timed(db: SQLite.Database, perCommit: number, write: (n: number) => voi
     committing += performance.now() - commitStarted;
   }
   const elapsed = performance.now() - started;
-  return { usPerWrite: (1000 * elapsed) / WRITES, commitShare: committing / elapsed };
+  const cpu = process.cpuUsage(cpuBefore);
+  return {
+    usPerWrite: (1000 * elapsed) / WRITES,
+    cpuUsPerWrite: (cpu.user + cpu.system) / WRITES,
+    commitShare: committing / elapsed,
+  };
 }
 
 const songsRead = (n: number) =>
@@ -167,14 +175,17 @@ function editCost(perCommit: number, dir: string): Cost {
 const dir = mkdtempSync(join(tmpdir(), 'mixtape-create-cost-'));
 try {
   console.log(`SQLite alone, ${WRITES} writes each, on a copy of ${source}\n`);
-  console.log('| writes a commit | µs per create | of which the COMMIT | µs per edit | of which the COMMIT |');
-  console.log('| ---: | ---: | ---: | ---: | ---: |');
+  console.log(
+    '| writes a commit | create: µs | of which the COMMIT | CPU µs | edit: µs | of which the COMMIT | CPU µs |',
+  );
+  console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const perCommit of [1, 4, 8, 16, 32]) {
     const create = createCost(perCommit, dir);
     const edit = editCost(perCommit, dir);
     const pct = (share: number) => `${(100 * share).toFixed(0)}%`;
     console.log(
-      `| ${perCommit} | ${create.usPerWrite.toFixed(0)} | ${pct(create.commitShare)} | ${edit.usPerWrite.toFixed(0)} | ${pct(edit.commitShare)} |`,
+      `| ${perCommit} | ${create.usPerWrite.toFixed(0)} | ${pct(create.commitShare)} | ${create.cpuUsPerWrite.toFixed(0)} ` +
+        `| ${edit.usPerWrite.toFixed(0)} | ${pct(edit.commitShare)} | ${edit.cpuUsPerWrite.toFixed(0)} |`,
     );
   }
 } finally {
