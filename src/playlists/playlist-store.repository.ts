@@ -51,13 +51,6 @@ const countEntries = compiledOnce(
       .where('playlist_id', '=', p.id),
 );
 
-/**
- * The playlist with its entries in order, read inside the write's transaction; undefined, with none of its entries
- * read, when it is gone. On PostgreSQL the row stays locked until the transaction ends, so that two writes of one
- * playlist run one after the other and the second sees the first (this process queues its own edits of a playlist
- * before they take a connection; another instance's edit waits LOCK_WAIT at most, then 503). SQLite's writes
- * already run one at a time on the writer's connection.
- */
 const rowForWrite = (q: Q, id: number) =>
   q
     .selectFrom('playlists as p')
@@ -98,6 +91,13 @@ const readEntries = compiledOnce(
       .orderBy('entry'),
 );
 
+/**
+ * The playlist with its entries in order, read inside the write's transaction; undefined, with none of its entries
+ * read, when it is gone. On PostgreSQL the row stays locked until the transaction ends, so that two writes of one
+ * playlist run one after the other and the second sees the first (this process queues its own edits of a playlist
+ * before they take a connection; another instance's edit waits LOCK_WAIT at most, then 503). SQLite's writes
+ * already run one at a time on the writer's connection.
+ */
 export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForWrite | undefined> {
   if (dialect === 'postgres') await sql`set local lock_timeout = ${sql.lit(LOCK_WAIT)}`.execute(trx);
   const row = (await readRowForWrite[dialect](trx, { id })).rows[0];
@@ -144,7 +144,10 @@ const deleteEntries = compiledRows(
       ),
 );
 
-/** The row's new name, version, next entry and rules; answers the smart playlists whose rules name it. */
+/**
+ * SQLite: the row's new name, version, next entry and rules; answers the smart playlists whose rules name it, as a
+ * list of ids (`group_concat`).
+ */
 const updateRow = compiledOnce(
   'update-playlist-row',
   (p: { id: number; name: string; version: number; nextEntry: number; rules: string | null }) => (q) =>
