@@ -134,3 +134,22 @@ export async function getFrom(
   const retryAfter = sent.headers['retry-after'];
   return { status: sent.status, ms: performance.now() - started, body: sent.body, retryAfter };
 }
+
+/**
+ * The status of one import of `file` (XSPF, with `?unmatched=fail`) as `security`, its answer read whole; 0 when the
+ * request failed (a reset connection, a timeout of 60 s). For floods of imports.
+ */
+export async function importStatus(url: string, security: string, file: string): Promise<number> {
+  return fetch(`${url}/v3/playlist/import?unmatched=fail`, {
+    method: 'POST',
+    headers: { security, 'content-type': 'application/xspf+xml' },
+    body: file,
+    signal: AbortSignal.timeout(60_000),
+  }).then(
+    async (response) => {
+      await response.arrayBuffer();
+      return response.status;
+    },
+    () => 0,
+  );
+}

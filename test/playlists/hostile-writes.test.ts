@@ -5,7 +5,7 @@ import { openDatabase, type Db } from '../../src/db/database.js';
 import { describeEachEmptyDatabase } from '../helpers/each-database.js';
 import { addUser, createThrough } from '../helpers/live-data.js';
 import { killAllServers, startServer, type ServerProcess } from '../helpers/server-process.js';
-import { call, type Answer } from '../helpers/traffic.js';
+import { call, importStatus, type Answer } from '../helpers/traffic.js';
 
 /**
  * One user flooding writes (long merge patches, renames of one playlist, creates and deletes) or imports, on a real
@@ -197,18 +197,7 @@ describeEachEmptyDatabase('one user flooding writes beside another (%s)', (datab
     const flood = Promise.all(
       Array.from({ length: 80 }, async () => {
         for (let i = 0; i < 1000 && performance.now() < until; i++) {
-          const status = await fetch(at('/v3/playlist/import?unmatched=fail'), {
-            method: 'POST',
-            headers: { security: eve, 'content-type': 'application/xspf+xml' },
-            body: file,
-            signal: AbortSignal.timeout(60_000),
-          }).then(
-            async (response) => {
-              await response.arrayBuffer();
-              return response.status;
-            },
-            () => 0,
-          );
+          const status = await importStatus(server.url, eve, file);
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
         }
       }),

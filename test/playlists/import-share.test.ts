@@ -5,7 +5,7 @@ import { openDatabase, type Db } from '../../src/db/database.js';
 import { describeEachEmptyDatabase } from '../helpers/each-database.js';
 import { addUser } from '../helpers/live-data.js';
 import { killAllServers, startServer, type ServerProcess } from '../helpers/server-process.js';
-import { call, sleep } from '../helpers/traffic.js';
+import { call, importStatus, sleep } from '../helpers/traffic.js';
 
 /**
  * An import beyond the user's share (one in progress, 32 waiting) is refused with 429 as soon as its headers arrive,
@@ -172,18 +172,7 @@ describeEachEmptyDatabase('an import beyond the share refused before its body (%
     const flood = Promise.all(
       Array.from({ length: 48 }, async () => {
         for (let i = 0; i < 2000 && !state.stop; i++) {
-          const status = await fetch(at('/v3/playlist/import?unmatched=fail'), {
-            method: 'POST',
-            headers: { security: eve, 'content-type': 'application/xspf+xml' },
-            body: file,
-            signal: AbortSignal.timeout(60_000),
-          }).then(
-            async (response) => {
-              await response.arrayBuffer();
-              return response.status;
-            },
-            () => 0,
-          );
+          const status = await importStatus(server.url, eve, file);
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
           if (status === 429) {
             state.refused++;
