@@ -11,25 +11,11 @@ import {
   rulesSchema,
   type Rules,
 } from './rules.js';
+import { NESTED_RULES } from '../../test/smart/example-rules.js';
 
 const limits = { songsMax: 1000 };
 
-const EXAMPLE = {
-  match: 'all',
-  conditions: [
-    { field: 'genre', op: 'is', value: 'Jazz' },
-    { field: 'duration', op: 'gt', value: 300 },
-    {
-      match: 'any',
-      conditions: [
-        { field: 'artist', op: 'contains', value: 'davis' },
-        { field: 'title', op: 'startsWith', value: 'so' },
-      ],
-    },
-  ],
-  sort: [{ field: 'added', order: 'desc' }, { field: 'title' }],
-  limit: 50,
-};
+const EXAMPLE = NESTED_RULES;
 
 /** The error readRules throws for these rules. */
 function refusal(value: unknown, songsMax = 1000): InvalidRules {

@@ -5,6 +5,7 @@ import { prefixEnd, randomSeeds, smartSongIds, smartSongsQuery } from '../../src
 import { readRules } from '../../src/smart/rules.js';
 import { describeEachDatabase } from '../helpers/each-database.js';
 import { createPlaylist } from '../helpers/requests.js';
+import { NESTED_RULES } from './example-rules.js';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 11, 7, 12);
@@ -208,23 +209,7 @@ describeEachDatabase('smart playlist rules, compiled, on %s', { MIXTAPE_SEED_CAT
   });
 
   it('nests groups with all and any', async () => {
-    const example = {
-      match: 'all',
-      conditions: [
-        { field: 'genre', op: 'is', value: 'Jazz' },
-        { field: 'duration', op: 'gt', value: 300 },
-        {
-          match: 'any',
-          conditions: [
-            { field: 'artist', op: 'contains', value: 'davis' },
-            { field: 'title', op: 'startsWith', value: 'so' },
-          ],
-        },
-      ],
-      sort: [{ field: 'added', order: 'desc' }, { field: 'title' }],
-      limit: 50,
-    };
-    expect(await ids(example)).toEqual([2, 1]);
+    expect(await ids(NESTED_RULES)).toEqual([2, 1]);
     expect(await sorted({ match: 'any', conditions: [] })).toEqual([]);
     expect(
       await sorted({
