@@ -1,11 +1,11 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../../test/helpers/databases.js';
 import { importCatalog, seedDemoCatalog } from '../catalog/catalog.service.js';
 import { loadConfig } from '../config.js';
 import { openDatabase, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { CHANGE_LOG_LENGTH } from '../db/playlist-changes.js';
+import { CHANGE_LOG_LENGTH, type BigintColumn } from '../db/playlist-changes.js';
 import { ApiError } from '../http/errors.js';
 import { databaseReads, type AnswerReads } from './playlist-answers.repository.js';
 import { Freshness } from './freshness.js';
@@ -96,8 +96,11 @@ function answers(db: Db, maxBytes: number, reads?: AnswerReads) {
       const snapshot = grant === undefined ? undefined : await cache.playlist(grant);
       return snapshot === undefined ? undefined : render(snapshot, OWNER);
     },
-    async page<DB, TB extends keyof DB, R extends PageRow>(userId: number, query: SelectQueryBuilder<DB, TB, R>) {
-      const found = await cache.page(userId, query);
+    async page<R extends PageRow & { readonly catalog_version: BigintColumn }>(
+      userId: number,
+      read: () => Promise<R[]>,
+    ) {
+      const found = await cache.page(userId, read);
       return { ...found, answers: found.snapshots.map((snapshot) => render(snapshot, OWNER)) };
     },
     forget: (id: number) => {
@@ -132,7 +135,7 @@ for (const dialect of DIALECTS) {
 
     const newCache = (reads?: AnswerReads, maxBytes = 1024 * 1024) => answers(here.db, maxBytes, reads);
     const page = (cache: ReturnType<typeof newCache>, limit = 100) =>
-      cache.page(owner, pageOfPlaylists(here.db.kysely, owner, limit, 0));
+      cache.page(owner, () => pageOfPlaylists(here.db.kysely, owner, limit, 0));
 
     it('reads a playlist once, then answers it from memory, to its owner only', async () => {
       const cache = newCache();
@@ -186,7 +189,7 @@ for (const dialect of DIALECTS) {
       ];
       // A first single read, so that the cache has looked at the database's changes (see the test of a first look).
       await cache.playlist(user, ids[0]!);
-      const read = () => cache.page(user, pageOfPlaylists(here.db.kysely, user, 10, 0));
+      const read = () => cache.page(user, () => pageOfPlaylists(here.db.kysely, user, 10, 0));
       const first = await traced(here, read);
       expect(first.value.rows.map((row) => row.id)).toEqual(ids);
       expect(first.value.rows.map((row) => row.total)).toEqual([3, 3, 3]);
@@ -201,7 +204,7 @@ for (const dialect of DIALECTS) {
       // What a page kept answers a single read as well.
       expect(readSongs((await traced(here, () => cache.playlist(user, ids[2]!))).statements)).toBe(false);
       // A page of someone else's playlists never comes from this user's entries.
-      const foreign = await cache.page(stranger, pageOfPlaylists(here.db.kysely, stranger, 10, 0));
+      const foreign = await cache.page(stranger, () => pageOfPlaylists(here.db.kysely, stranger, 10, 0));
       expect(foreign.answers).toEqual([]);
     });
 
@@ -257,7 +260,7 @@ for (const dialect of DIALECTS) {
       await cache.playlist(owner, other);
 
       const hold = holdable.holdNext();
-      const racing = cache.page(user, pageOfPlaylists(here.db.kysely, user, 10, 0));
+      const racing = cache.page(user, () => pageOfPlaylists(here.db.kysely, user, 10, 0));
       await hold.reached;
       await removePlaylist(here.db, user, doomed);
       cache.forget(doomed);
@@ -276,7 +279,7 @@ for (const dialect of DIALECTS) {
         const neighbour = await addPlaylist(here.db, user, 'Untouched', [16]);
         await cache.playlist(user, id);
         await cache.playlist(user, neighbour);
-        await cache.page(user, pageOfPlaylists(here.db.kysely, user, 10, 0));
+        await cache.page(user, () => pageOfPlaylists(here.db.kysely, user, 10, 0));
 
         const title = `${song!.title} (${by})`;
         await importCatalog((by === 'this instance' ? here : there).db, [{ id: 14, title, artist: song!.artist }]);
@@ -287,7 +290,7 @@ for (const dialect of DIALECTS) {
         expect([readSongs(first.statements), readSongs(second.statements)]).toEqual([true, false]);
         expect(parsed(second.value).name).toBe('Untouched');
         expect(parsed(await cache.playlist(user, id)).songs[0]!.title).toBe(title);
-        const pageAfter = await cache.page(user, pageOfPlaylists(here.db.kysely, user, 10, 0));
+        const pageAfter = await cache.page(user, () => pageOfPlaylists(here.db.kysely, user, 10, 0));
         expect(parsed(pageAfter.answers[0]).songs[0]!.title).toBe(title);
       });
     }
@@ -296,7 +299,7 @@ for (const dialect of DIALECTS) {
       const cache = newCache();
       const user = await addUser(here.db, 'first-look');
       const id = await addPlaylist(here.db, user, 'Early', [17]);
-      expect((await cache.page(user, pageOfPlaylists(here.db.kysely, user, 10, 0))).answers).toHaveLength(1);
+      expect((await cache.page(user, () => pageOfPlaylists(here.db.kysely, user, 10, 0))).answers).toHaveLength(1);
       await removePlaylist(there.db, user, id);
       expect(await cache.playlist(user, id)).toBeUndefined();
     });

@@ -1,7 +1,6 @@
-import { type SelectQueryBuilder } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
-import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
+import type { BigintColumn } from '../db/playlist-changes.js';
 import type { Freshness } from './freshness.js';
 import { largeRequests } from './large-requests.js';
 import { databaseReads, type AnswerReads } from './playlist-answers.repository.js';
@@ -98,18 +97,19 @@ export class PlaylistCache {
   }
 
   /**
-   * The current snapshots of the playlists that `query` finds, in its order, with the rows it returned. The query
-   * reads a page of ids the caller may read (as `id`); a playlist deleted since its id was read is left out.
-   * `callerId` gives the caller their share of the bound on long pages.
+   * The current snapshots of the playlists that `read` finds, in its order, with the rows it returned. `read` runs
+   * one query of a page of ids the caller may read (as `id`), with the catalog version (`catalogVersion`) on every
+   * row; a playlist deleted since its id was read is left out. `callerId` gives the caller their share of the bound
+   * on long pages.
    */
-  async page<DB, TB extends keyof DB, R extends PageRow>(
+  async page<R extends PageRow & { readonly catalog_version: BigintColumn }>(
     callerId: number,
-    query: SelectQueryBuilder<DB, TB, R>,
+    read: () => Promise<R[]>,
   ): Promise<{ rows: R[] } & PageSnapshots> {
     // The rows confirm the versions of the playlists and the catalog. SQLite: still the request's one catch-up with
     // the change log (a list asks no access), so that what memory holds of playlists changed elsewhere goes first.
     await this.#freshness.caughtUp();
-    const rows = await query.select(catalogVersion).$castTo<R & { catalog_version: BigintColumn }>().execute();
+    const rows = await read();
     const first = rows[0];
     if (first === undefined) return { rows, ids: [], snapshots: [] };
     return { rows, ...(await this.#snapshotsOf(callerId, rows, Number(first.catalog_version))) };

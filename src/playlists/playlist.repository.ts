@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { lockingRows, type Dialect } from '../db/database.js';
+import { compiledOnce } from '../db/compiled.js';
 import { catalogVersion } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
 import type { MemberRole, Membership } from '../sharing/roles.js';
@@ -131,59 +132,89 @@ export function findDeletedPlaylist(
   return db.selectFrom('deleted_playlists').select(['owner_id', 'next_entry']).where('id', '=', id).executeTakeFirst();
 }
 
-/**
- * The query of a page of the owner's playlist ids and versions, in creation order, with how many the owner has on
- * every row (so that a page is one statement; a page past the end has no row, and `countPlaylists` tells then).
- */
-export function pageOfPlaylists(db: Q, ownerId: number, limit: number, offset: number) {
-  return db
-    .selectFrom('playlists as p')
-    .select([
-      'p.id',
-      'p.version',
-      (eb) => eb.selectFrom('users').select('playlist_count').where('users.id', '=', ownerId).as('total'),
-    ])
-    .where('p.owner_id', '=', ownerId)
-    .orderBy('p.id')
-    .limit(limit)
-    .offset(offset);
+/** A page query's values: whose playlists, and which of them. */
+interface PageParams {
+  readonly userId: number;
+  readonly limit: number;
+  readonly offset: number;
 }
 
 /**
- * The query of a page of the ids and versions of the playlists shared with the member, in id order, each with the
- * member's role and the owner's name, and with how many are shared with them on every row (a page past the end has
- * no row, and `countSharedPlaylists` tells then): one statement for what took three.
+ * A page of the owner's playlist ids and versions, in creation order, with how many the owner has and the catalog
+ * version on every row (so that a page is one statement; a page past the end has no row, and `countPlaylists` tells
+ * then). Compiled once: the list is the most frequent read after `get`.
  */
-export function pageOfSharedPlaylists(db: Q, userId: number, limit: number, offset: number) {
-  return sharedPlaylistIds(db, userId)
-    .select(sharedCount(db, userId).as('total'))
-    .orderBy('id')
-    .limit(limit)
-    .offset(offset);
-}
+const ownPage = compiledOnce(
+  'page-of-playlists',
+  (p: PageParams) => (q) =>
+    q
+      .selectFrom('playlists as p')
+      .select([
+        'p.id',
+        'p.version',
+        (eb) => eb.selectFrom('users').select('playlist_count').where('users.id', '=', p.userId).as('total'),
+        catalogVersion,
+      ])
+      .where('p.owner_id', '=', p.userId)
+      .orderBy('p.id')
+      .limit(p.limit)
+      .offset(p.offset),
+);
 
 /**
- * The query of a page of the ids and versions of the user's playlists and of those shared with them, in id order,
- * with the role and owner's name of those shared (null for their own), and how many there are in all on every row.
+ * A page of the ids and versions of the playlists shared with the member, in id order, each with the member's role
+ * and the owner's name, and with how many are shared with them and the catalog version on every row (a page past the
+ * end has no row, and `countSharedPlaylists` tells then): one statement for what took three.
  */
-export function pageOfAllPlaylists(db: Q, userId: number, limit: number, offset: number) {
-  const own = db
+const sharedPage = compiledOnce(
+  'page-of-shared-playlists',
+  (p: PageParams) => (q) =>
+    sharedPlaylistIds(q, p.userId)
+      .select([sharedCount(q, p.userId).as('total'), catalogVersion])
+      .orderBy('id')
+      .limit(p.limit)
+      .offset(p.offset),
+);
+
+/**
+ * A page of the ids and versions of the user's playlists and of those shared with them, in id order, with the role
+ * and owner's name of those shared (null for their own), and how many there are in all and the catalog version on
+ * every row.
+ */
+const allPage = compiledOnce('page-of-all-playlists', (p: PageParams) => (q) => {
+  const own = q
     .selectFrom('playlists')
     .select(['id', 'version', sql<MemberRole | null>`NULL`.as('role'), sql<string | null>`NULL`.as('owner_name')])
-    .where('owner_id', '=', userId);
-  const ownCount = db.selectFrom('users').select('playlist_count').where('users.id', '=', userId);
-  return db
-    .selectFrom(own.unionAll(sharedPlaylistIds(db, userId)).as('x'))
+    .where('owner_id', '=', p.userId);
+  const ownCount = q.selectFrom('users').select('playlist_count').where('users.id', '=', p.userId);
+  return q
+    .selectFrom(own.unionAll(sharedPlaylistIds(q, p.userId)).as('x'))
     .select([
       'x.id',
       'x.version',
       'x.role',
       'x.owner_name',
-      sql<number | string>`(${ownCount}) + (${sharedCount(db, userId)})`.as('total'),
+      sql<number | string>`(${ownCount}) + (${sharedCount(q, p.userId)})`.as('total'),
+      catalogVersion,
     ])
     .orderBy('x.id')
-    .limit(limit)
-    .offset(offset);
+    .limit(p.limit)
+    .offset(p.offset);
+});
+
+/** A page of the owner's playlists (see `ownPage`). */
+export async function pageOfPlaylists(db: Q, userId: number, limit: number, offset: number) {
+  return (await ownPage(db, { userId, limit, offset })).rows;
+}
+
+/** A page of the playlists shared with the member (see `sharedPage`). */
+export async function pageOfSharedPlaylists(db: Q, userId: number, limit: number, offset: number) {
+  return (await sharedPage(db, { userId, limit, offset })).rows;
+}
+
+/** A page of the user's playlists and of those shared with them (see `allPage`). */
+export async function pageOfAllPlaylists(db: Q, userId: number, limit: number, offset: number) {
+  return (await allPage(db, { userId, limit, offset })).rows;
 }
 
 /**

@@ -238,15 +238,15 @@ export function playlistService(
       const words = searchTerms(query.search, limits.searchMaxLength);
       if (words.length === 0) {
         if (scope === 'own') {
-          const found = await cache.page(userId, playlists.pageOfPlaylists(q, userId, limit, offset));
+          const found = await cache.page(userId, () => playlists.pageOfPlaylists(q, userId, limit, offset));
           const total = found.rows[0]?.total ?? (await playlists.countPlaylists(q, userId));
           return page(asOwnerSees(found), total);
         }
         // The page's rows carry each shared playlist's role and owner, and the total: one statement.
         const found =
           scope === 'shared'
-            ? await cache.page(userId, playlists.pageOfSharedPlaylists(q, userId, limit, offset))
-            : await cache.page(userId, playlists.pageOfAllPlaylists(q, userId, limit, offset));
+            ? await cache.page(userId, () => playlists.pageOfSharedPlaylists(q, userId, limit, offset))
+            : await cache.page(userId, () => playlists.pageOfAllPlaylists(q, userId, limit, offset));
         const memberships = new Map<number, Membership>();
         for (const row of found.rows) {
           if (row.role !== null && row.owner_name !== null) {
