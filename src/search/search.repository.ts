@@ -100,9 +100,15 @@ export function sharedDocumentSlice(
     .limit(size);
 }
 
-/** The user's library version and the catalog's, in one indexed read. */
-export function libraryVersion(db: Q, userId: number) {
-  return db.selectFrom('users').select(['library_version', catalogVersion]).where('id', '=', userId).executeTakeFirst();
+/** The user's library version and the catalog's, in one indexed read: every search of one's own playlists asks. */
+const readLibraryVersion = compiledOnce(
+  'library-version',
+  (p: { userId: number }) => (q) =>
+    q.selectFrom('users').select(['library_version', catalogVersion]).where('id', '=', p.userId),
+);
+
+export async function libraryVersion(db: Q, userId: number) {
+  return (await readLibraryVersion(db, { userId })).rows[0];
 }
 
 /** The playlist's search document, in the transaction that creates the playlist. */
