@@ -117,21 +117,31 @@ export class PlaylistCache {
 
   /**
    * The current snapshots of the playlists whose ids `read` finds, in its order: as `page`, for a read that is not one
-   * query (a search's slices). `read` selects `catalogVersion` in the first statement that reads ids.
+   * query (a search's slices). `read` selects `catalogVersion` in the first statement that reads ids. When it also
+   * read the playlists' current `versions` (PostgreSQL, a kept search), they confirm the kept answers, and an id
+   * without one (deleted since) is left out; otherwise they are read here (see `#currentVersions`).
    */
   async pageOfIds<T>(
     callerId: number,
-    read: () => Promise<{ ids: readonly number[]; catalogVersion: BigintColumn | undefined; more: T }>,
+    read: () => Promise<{
+      ids: readonly number[];
+      catalogVersion: BigintColumn | undefined;
+      more: T;
+      versions?: ReadonlyMap<number, number> | undefined;
+    }>,
   ): Promise<PageSnapshots & { more: T }> {
     // SQLite: catch up with the change log first, which forgets playlists changed anywhere (no versions are read).
     await this.#freshness.caughtUp();
-    const { ids, catalogVersion: catalog, more } = await read();
+    const { ids, catalogVersion: catalog, more, versions } = await read();
     if (ids.length === 0 || catalog === undefined) return { ids: [], snapshots: [], more };
-    const found = await this.#snapshotsOf(
-      callerId,
-      ids.map((id) => ({ id })),
-      Number(catalog),
-    );
+    const rows: PageRow[] =
+      versions === undefined
+        ? ids.map((id) => ({ id }))
+        : ids.flatMap((id) => {
+            const version = versions.get(id);
+            return version === undefined ? [] : [{ id, version }];
+          });
+    const found = await this.#snapshotsOf(callerId, rows, Number(catalog));
     return { ...found, more };
   }
 

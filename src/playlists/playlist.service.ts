@@ -263,8 +263,8 @@ export function playlistService(
       }
       // One read finds the page and the total (a page past the end costs no second count).
       const found = await cache.pageOfIds(userId, async () => {
-        const { ids, catalogVersion } = await search.matching(userId, words, scope);
-        return { ids: ids.slice(offset, offset + limit), catalogVersion, more: ids.length };
+        const { ids, catalogVersion, versions } = await search.matching(userId, words, scope, { offset, limit });
+        return { ids: ids.slice(offset, offset + limit), catalogVersion, more: ids.length, versions };
       });
       if (scope === 'own') return page(asOwnerSees(found), found.more);
       return page(asMemberSees(found, await playlists.membershipsOf(q, userId, found.ids)), found.more);

@@ -7,6 +7,7 @@ import {
   documentSlice,
   documentSource,
   libraryVersion,
+  libraryVersionWithPlaylists,
   playlistsWithSongs,
   replacePlaylistDocument,
   sharedDocumentSlice,
@@ -49,14 +50,30 @@ export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGat
      * The ids of the owner's playlists that contain every (normalised) word, in playlist order, with the catalog's
      * version read in the same statement as the first of them (undefined when the owner has no playlist).
      */
-    async matching(ownerId: number, words: readonly string[], scope: SearchScope = 'own'): Promise<Matches> {
+    async matching(
+      ownerId: number,
+      words: readonly string[],
+      scope: SearchScope = 'own',
+      page?: { readonly offset: number; readonly limit: number },
+    ): Promise<Matches> {
       if (scope !== 'own') return this.read(ownerId, words, scope);
       const key = `${ownerId} ${words.join(' ')}`;
-      const now = await libraryVersion(db.kysely, ownerId);
+      // PostgreSQL, a search kept here: the page it would show has its versions read with the library's.
+      const before = db.dialect === 'postgres' && page !== undefined ? found.peek(key) : undefined;
+      const pageIds = before?.ids.slice(page!.offset, page!.offset + page!.limit);
+      const withVersions =
+        pageIds === undefined ? undefined : await libraryVersionWithPlaylists(db.kysely, ownerId, pageIds);
+      const now = pageIds === undefined ? await libraryVersion(db.kysely, ownerId) : withVersions;
       const kept = found.get(key);
       if (now === undefined) return { ids: [], catalogVersion: undefined };
       const library = Number(now.library_version);
-      if (kept?.library === library) return { ids: kept.ids, catalogVersion: now.catalog_version };
+      if (kept?.library === library) {
+        const versions =
+          withVersions !== undefined && kept === before
+            ? new Map<number, number>(withVersions.versions ?? [])
+            : undefined;
+        return { ids: kept.ids, catalogVersion: now.catalog_version, ...(versions === undefined ? {} : { versions }) };
+      }
       // Read at the version seen before the read: a write meanwhile makes the entry stale, never wrong.
       const matches = await this.read(ownerId, words, scope);
       found.set(key, { ids: matches.ids, library });
@@ -101,6 +118,11 @@ export type PlaylistSearch = ReturnType<typeof playlistSearch>;
 export interface Matches {
   readonly ids: number[];
   readonly catalogVersion: number | string | undefined;
+  /**
+   * PostgreSQL, a kept search asked for a page: the current versions of the page's playlists (`ids` sliced as the
+   * page asked), read with the library version; a playlist deleted since is not among them.
+   */
+  readonly versions?: ReadonlyMap<number, number>;
 }
 
 /** Recomputes the documents of the playlists that hold any of these songs (the catalog changed their text). */

@@ -111,6 +111,28 @@ export async function libraryVersion(db: Q, userId: number) {
   return (await readLibraryVersion(db, { userId })).rows[0];
 }
 
+/**
+ * PostgreSQL: `libraryVersion` with the current versions of these playlists (`[id, version]` pairs, a deleted one
+ * absent), in one statement: a page of a kept search confirms what it shows in one round trip.
+ */
+const readLibraryWithVersions = compiledOnce(
+  'library-version-with-playlists',
+  (p: { userId: number; ids: readonly number[] }) => (q) =>
+    q
+      .selectFrom('users')
+      .select([
+        'library_version',
+        catalogVersion,
+        sql<[number, number][] | null>`(SELECT json_agg(json_build_array(p.id, p.version)) FROM playlists p
+          WHERE p.id = ANY(${p.ids}))`.as('versions'),
+      ])
+      .where('id', '=', p.userId),
+);
+
+export async function libraryVersionWithPlaylists(db: Q, userId: number, ids: readonly number[]) {
+  return (await readLibraryWithVersions(db, { userId, ids })).rows[0];
+}
+
 /** The playlist's search document, in the transaction that creates the playlist. */
 const insertDocument = compiledOnce(
   'insert-playlist-document',
