@@ -41,19 +41,9 @@ export class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
-/** Statements that may write (`BEGIN`, `COMMIT`, every insert, update and delete) run on any connection of this process. */
-let writesRun = 0;
-
-/**
- * How many statements that may write this process's connections have run: it moves before each of them runs, so a
- * value read after a commit differs from every value read before it (database.ts, `dataVersion`).
- */
-export const writesInProcess = (): number => writesRun;
-
 /**
  * The connection as Kysely sees it, with each statement compiled once: better-sqlite3 statements can be run again
- * and again, and preparing one anew for every query costs more than most queries here take to run. Kysely asks for
- * the statement each time it runs one, so this is also where `writesInProcess` counts.
+ * and again, and preparing one anew for every query costs more than most queries here take to run.
  */
 export function withStatementCache(sqlite: SQLite.Database, size = 1000): SqliteDatabase {
   const statements = new LRUCache<string, SQLite.Statement>({ max: size });
@@ -64,7 +54,6 @@ export function withStatementCache(sqlite: SQLite.Database, size = 1000): Sqlite
         statement = sqlite.prepare(source);
         statements.set(source, statement);
       }
-      if (!statement.reader) writesRun++;
       return statement;
     },
     close() {
