@@ -1,0 +1,148 @@
+/**
+ * What the reads of a page and of a repeated search cost the service, statement by statement, against the way they
+ * were run before, in one process, alternating the two ways for several rounds and keeping each one's best:
+ *
+ * - `list`, on SQLite (a copy of a bench data set) and PostgreSQL (the bench database): the page of an owner's
+ *   playlists built with Kysely and compiled for every request, as before, against `pageOfPlaylists`, compiled once
+ *   (a named prepared statement on PostgreSQL). µs of CPU a page.
+ * - a repeated search on PostgreSQL: the library version, then the versions of the page's playlists, as two
+ *   statements, against `libraryVersionWithPlaylists`, one. µs a search, wall time (a round trip each).
+ *
+ *   npx tsx bench/page-reads.ts [bench/data/sqlite-10010.db] [postgres://root@127.0.0.1:5432/mixtape_bench_10010]
+ *
+ * Both data sets are made by `npm run bench` (its first run on each database).
+ */
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Kysely } from 'kysely';
+import { loadConfig } from '../src/config.js';
+import { openDatabase, type Db } from '../src/db/database.js';
+import { catalogVersion } from '../src/db/playlist-changes.js';
+import type { Database } from '../src/db/schema.js';
+import { pageOfPlaylists } from '../src/playlists/playlist.repository.js';
+import { libraryVersion, libraryVersionWithPlaylists } from '../src/search/search.repository.js';
+
+const sqliteSource = process.argv[2] ?? 'bench/data/sqlite-10010.db';
+const postgresUrl = process.argv[3] ?? 'postgres://root@127.0.0.1:5432/mixtape_bench_10010';
+const ROUNDS = 7;
+const CALLS = 2000;
+const PAGE = 20;
+
+/** The page query as it was built for every request before it was compiled once. */
+const pageBuiltEachTime = (q: Kysely<Database>, ownerId: number) =>
+  q
+    .selectFrom('playlists as p')
+    .select([
+      'p.id',
+      'p.version',
+      (eb) => eb.selectFrom('users').select('playlist_count').where('users.id', '=', ownerId).as('total'),
+    ])
+    .where('p.owner_id', '=', ownerId)
+    .orderBy('p.id')
+    .limit(PAGE)
+    .offset(0)
+    .select(catalogVersion)
+    .execute();
+
+/** The versions of a search page's playlists, read after the library version, as before they were read with it. */
+const versionsAfter = (q: Kysely<Database>, ids: readonly number[]) =>
+  q.selectFrom('playlists').select(['id', 'version']).where('id', 'in', ids).execute();
+
+const cpuMicros = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+
+/** µs of CPU and of wall time a call, the best of ROUNDS rounds of CALLS calls, for each way, rounds alternating. */
+async function compare(ways: Readonly<Record<string, () => Promise<unknown>>>) {
+  const best = Object.fromEntries(Object.keys(ways).map((name) => [name, { cpu: Infinity, wall: Infinity }]));
+  for (const run of Object.values(ways)) for (let i = 0; i < 200; i++) await run();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, run] of Object.entries(ways)) {
+      const cpu = cpuMicros();
+      const wall = performance.now();
+      for (let i = 0; i < CALLS; i++) await run();
+      const entry = best[name]!;
+      entry.cpu = Math.min(entry.cpu, (cpuMicros() - cpu) / CALLS);
+      entry.wall = Math.min(entry.wall, ((performance.now() - wall) * 1000) / CALLS);
+    }
+  }
+  for (const [name, { cpu, wall }] of Object.entries(best)) {
+    console.log(`  ${name.padEnd(58)} ${cpu.toFixed(1).padStart(7)} µs CPU ${wall.toFixed(1).padStart(7)} µs wall`);
+  }
+}
+
+/** The users who own playlists, to spread the calls over (as the bench spreads requests over its users). */
+async function owners(db: Db): Promise<number[]> {
+  const rows = await db.kysely
+    .selectFrom('playlists')
+    .select('owner_id')
+    .groupBy('owner_id')
+    .orderBy('owner_id')
+    .limit(32)
+    .execute();
+  return rows.map((row) => row.owner_id);
+}
+
+async function pages(db: Db, label: string) {
+  const users = await owners(db);
+  let next = 0;
+  const owner = () => users[next++ % users.length]!;
+  console.log(`${label}: a page of ${PAGE} of an owner's playlists`);
+  await compare({
+    'built and compiled for each page (before)': () => pageBuiltEachTime(db.kysely, owner()),
+    'compiled once (pageOfPlaylists)': () => pageOfPlaylists(db.kysely, owner(), PAGE, 0),
+  });
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'mixtape-page-reads-'));
+try {
+  const file = join(dir, 'copy.db');
+  copyFileSync(sqliteSource, file);
+  const sqlite = openDatabase(loadConfig({ DATABASE_URL: `sqlite:${file}` }).database);
+  try {
+    await pages(sqlite, 'SQLite');
+  } finally {
+    await sqlite.close();
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const postgres = openDatabase(loadConfig({ DATABASE_URL: postgresUrl, DATABASE_POOL_SIZE: '1' }).database);
+try {
+  await pages(postgres, 'PostgreSQL');
+  const users = await owners(postgres);
+  const pageIds = new Map<number, number[]>();
+  for (const user of users) {
+    const rows = await postgres.kysely
+      .selectFrom('playlists')
+      .select('id')
+      .where('owner_id', '=', user)
+      .orderBy('id')
+      .limit(3)
+      .execute();
+    pageIds.set(
+      user,
+      rows.map((row) => row.id),
+    );
+  }
+  let next = 0;
+  const user = () => users[next++ % users.length]!;
+  console.log('PostgreSQL: a repeated search of 3 playlists, confirmed');
+  await compare({
+    'the library version, then the versions (before)': async () => {
+      const id = user();
+      await libraryVersion(postgres.kysely, id);
+      await versionsAfter(postgres.kysely, pageIds.get(id)!);
+    },
+    'both in one statement (libraryVersionWithPlaylists)': async () => {
+      const id = user();
+      await libraryVersionWithPlaylists(postgres.kysely, id, pageIds.get(id)!);
+    },
+  });
+} finally {
+  await postgres.close();
+}
