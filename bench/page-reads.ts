@@ -6,17 +6,19 @@
  *   playlists built with Kysely and compiled for every request, as before, against `pageOfPlaylists`, compiled once
  *   (a named prepared statement on PostgreSQL). µs of CPU a page.
  * - a repeated search on PostgreSQL: the library version, then the versions of the page's playlists, as two
- *   statements, against `libraryVersionWithPlaylists`, one. µs a search, wall time (a round trip each).
+ *   statements, against `libraryVersionWithPlaylists`, one. µs a search.
+ *
+ * On PostgreSQL, also the CPU of the server process behind the one connection (from /proc: this machine's server).
  *
  *   npx tsx bench/page-reads.ts [bench/data/sqlite-10010.db] [postgres://root@127.0.0.1:5432/mixtape_bench_10010]
  *
  * Both data sets are made by `npm run bench` (its first run on each database).
  */
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db/database.js';
 import { catalogVersion } from '../src/db/playlist-changes.js';
@@ -55,23 +57,45 @@ const cpuMicros = () => {
   return user + system;
 };
 
-/** µs of CPU and of wall time a call, the best of ROUNDS rounds of CALLS calls, for each way, rounds alternating. */
-async function compare(ways: Readonly<Record<string, () => Promise<unknown>>>) {
-  const best = Object.fromEntries(Object.keys(ways).map((name) => [name, { cpu: Infinity, wall: Infinity }]));
+/** A process's CPU time in µs, from /proc (utime and stime, in clock ticks of 10 ms). */
+const processCpuMicros = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+};
+
+/**
+ * µs of CPU and of wall time a call, the best of ROUNDS rounds of CALLS calls, for each way, rounds alternating; with
+ * `server`, the PostgreSQL server process of the one connection, its CPU a call too.
+ */
+async function compare(ways: Readonly<Record<string, () => Promise<unknown>>>, server?: number) {
+  const best = Object.fromEntries(
+    Object.keys(ways).map((name) => [name, { cpu: Infinity, wall: Infinity, server: Infinity }]),
+  );
   for (const run of Object.values(ways)) for (let i = 0; i < 200; i++) await run();
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(ways)) {
       const cpu = cpuMicros();
+      const serverCpu = server === undefined ? 0 : processCpuMicros(server);
       const wall = performance.now();
       for (let i = 0; i < CALLS; i++) await run();
       const entry = best[name]!;
       entry.cpu = Math.min(entry.cpu, (cpuMicros() - cpu) / CALLS);
       entry.wall = Math.min(entry.wall, ((performance.now() - wall) * 1000) / CALLS);
+      if (server !== undefined) entry.server = Math.min(entry.server, (processCpuMicros(server) - serverCpu) / CALLS);
     }
   }
-  for (const [name, { cpu, wall }] of Object.entries(best)) {
-    console.log(`  ${name.padEnd(58)} ${cpu.toFixed(1).padStart(7)} µs CPU ${wall.toFixed(1).padStart(7)} µs wall`);
+  for (const [name, { cpu, wall, server: serverCpu }] of Object.entries(best)) {
+    const serverPart = server === undefined ? '' : `, server ${serverCpu.toFixed(1).padStart(6)} µs CPU`;
+    console.log(
+      `  ${name.padEnd(58)} ${cpu.toFixed(1).padStart(7)} µs CPU ${wall.toFixed(1).padStart(7)} µs wall${serverPart}`,
+    );
   }
+}
+
+/** The PostgreSQL server process that serves the pool's one connection. */
+async function serverPid(db: Db): Promise<number> {
+  const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(db.kysely);
+  return rows[0]!.pid;
 }
 
 /** The users who own playlists, to spread the calls over (as the bench spreads requests over its users). */
@@ -86,15 +110,18 @@ async function owners(db: Db): Promise<number[]> {
   return rows.map((row) => row.owner_id);
 }
 
-async function pages(db: Db, label: string) {
+async function pages(db: Db, label: string, server?: number) {
   const users = await owners(db);
   let next = 0;
   const owner = () => users[next++ % users.length]!;
   console.log(`${label}: a page of ${PAGE} of an owner's playlists`);
-  await compare({
-    'built and compiled for each page (before)': () => pageBuiltEachTime(db.kysely, owner()),
-    'compiled once (pageOfPlaylists)': () => pageOfPlaylists(db.kysely, owner(), PAGE, 0),
-  });
+  await compare(
+    {
+      'built and compiled for each page (before)': () => pageBuiltEachTime(db.kysely, owner()),
+      'compiled once (pageOfPlaylists)': () => pageOfPlaylists(db.kysely, owner(), PAGE, 0),
+    },
+    server,
+  );
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'mixtape-page-reads-'));
@@ -113,7 +140,8 @@ try {
 
 const postgres = openDatabase(loadConfig({ DATABASE_URL: postgresUrl, DATABASE_POOL_SIZE: '1' }).database);
 try {
-  await pages(postgres, 'PostgreSQL');
+  const server = await serverPid(postgres);
+  await pages(postgres, 'PostgreSQL', server);
   const users = await owners(postgres);
   const pageIds = new Map<number, number[]>();
   for (const user of users) {
@@ -132,17 +160,20 @@ try {
   let next = 0;
   const user = () => users[next++ % users.length]!;
   console.log('PostgreSQL: a repeated search of 3 playlists, confirmed');
-  await compare({
-    'the library version, then the versions (before)': async () => {
-      const id = user();
-      await libraryVersion(postgres.kysely, id);
-      await versionsAfter(postgres.kysely, pageIds.get(id)!);
+  await compare(
+    {
+      'the library version, then the versions (before)': async () => {
+        const id = user();
+        await libraryVersion(postgres.kysely, id);
+        await versionsAfter(postgres.kysely, pageIds.get(id)!);
+      },
+      'both in one statement (libraryVersionWithPlaylists)': async () => {
+        const id = user();
+        await libraryVersionWithPlaylists(postgres.kysely, id, pageIds.get(id)!);
+      },
     },
-    'both in one statement (libraryVersionWithPlaylists)': async () => {
-      const id = user();
-      await libraryVersionWithPlaylists(postgres.kysely, id, pageIds.get(id)!);
-    },
-  });
+    server,
+  );
 } finally {
   await postgres.close();
 }
