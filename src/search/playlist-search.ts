@@ -59,8 +59,11 @@ export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGat
       if (scope !== 'own') return this.read(ownerId, words, scope);
       const key = `${ownerId} ${words.join(' ')}`;
       // PostgreSQL, a search kept here: the page it would show has its versions read with the library's.
-      const before = db.dialect === 'postgres' && page !== undefined ? found.peek(key) : undefined;
-      const pageIds = before?.ids.slice(page!.offset, page!.offset + page!.limit);
+      const before = db.dialect === 'postgres' ? found.peek(key) : undefined;
+      const pageIds =
+        before === undefined || page === undefined
+          ? undefined
+          : before.ids.slice(page.offset, page.offset + page.limit);
       const withVersions =
         pageIds === undefined ? undefined : await libraryVersionWithPlaylists(db.kysely, ownerId, pageIds);
       const now = pageIds === undefined ? await libraryVersion(db.kysely, ownerId) : withVersions;
