@@ -23,8 +23,8 @@ export interface CpuPerRequest {
 
 const BACKEND = /^postgres: (?:\S+: )?\S+ (\S+) \S+\(\d+\)/;
 
-/** utime + stime of a process, in ms; 0 once it is gone. */
-function processCpuMs(pid: number): number {
+/** utime + stime of a process, in ms (in clock ticks, 10 ms here); 0 once it is gone. */
+export function processCpuMs(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The fields after the command name, which is in parentheses and may hold spaces.

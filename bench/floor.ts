@@ -9,10 +9,10 @@
  *
  *   npm run bench:floor -- [seconds per level, default 5]
  */
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { startBaseline, type Answer } from './baseline.js';
 import { measure, type BenchRequest } from './load.js';
+import { processCpuMs } from './cpu.js';
 import { pinToCpu } from './service.js';
 
 const seconds = Number(process.argv[2] ?? 5);
@@ -46,11 +46,6 @@ const requests: BenchRequest[] = Array.from({ length: 300 }, (_, i) => ({
 
 const serverCpu = cpus().length >= 2 ? 0 : undefined;
 if (serverCpu !== undefined) pinToCpu(process.pid, 1);
-/** CPU time the process has used, in µs (utime and stime of /proc/PID/stat, in clock ticks of 10 ms). */
-const cpuMicros = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-};
 
 const ROUNDS = 3;
 const best = SERVERS.map(() => LEVELS.map(() => 0));
@@ -62,12 +57,15 @@ for (let round = 0; round < ROUNDS; round++) {
       await running.answerWith(answer);
       await measure(running.url, requests, { connections: 16, durationSeconds: 2 });
       for (const [l, connections] of LEVELS.entries()) {
-        const cpuBefore = cpuMicros(running.pid);
+        const cpuBefore = processCpuMs(running.pid) * 1000;
         const { rps, non2xx, errors, responses } = await measure(running.url, requests, {
           connections,
           durationSeconds: seconds,
         });
-        cpuPerRequest[s]![l] = Math.min(cpuPerRequest[s]![l]!, (cpuMicros(running.pid) - cpuBefore) / responses);
+        cpuPerRequest[s]![l] = Math.min(
+          cpuPerRequest[s]![l]!,
+          (processCpuMs(running.pid) * 1000 - cpuBefore) / responses,
+        );
         if (non2xx + errors > 0) throw new Error(`${server.label}: ${non2xx} non-2xx answers, ${errors} errors`);
         best[s]![l] = Math.max(best[s]![l]!, rps);
         console.error(`round ${round + 1}, ${server.label}, ${connections} connections: ${Math.round(rps)} req/s`);

@@ -14,7 +14,7 @@
  *
  * Both data sets are made by `npm run bench` (its first run on each database).
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -25,6 +25,7 @@ import { catalogVersion } from '../src/db/playlist-changes.js';
 import type { Database } from '../src/db/schema.js';
 import { pageOfPlaylists } from '../src/playlists/playlist.repository.js';
 import { libraryVersion, libraryVersionWithPlaylists } from '../src/search/search.repository.js';
+import { processCpuMs } from './cpu.js';
 
 const sqliteSource = process.argv[2] ?? 'bench/data/sqlite-10010.db';
 const postgresUrl = process.argv[3] ?? 'postgres://root@127.0.0.1:5432/mixtape_bench_10010';
@@ -57,12 +58,6 @@ const cpuMicros = () => {
   return user + system;
 };
 
-/** A process's CPU time in µs, from /proc (utime and stime, in clock ticks of 10 ms). */
-const processCpuMicros = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-};
-
 /**
  * µs of CPU and of wall time a call, the best of ROUNDS rounds of CALLS calls, for each way, rounds alternating; with
  * `server`, the PostgreSQL server process of the one connection, its CPU a call too.
@@ -75,13 +70,14 @@ async function compare(ways: Readonly<Record<string, () => Promise<unknown>>>, s
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(ways)) {
       const cpu = cpuMicros();
-      const serverCpu = server === undefined ? 0 : processCpuMicros(server);
+      const serverCpu = server === undefined ? 0 : processCpuMs(server) * 1000;
       const wall = performance.now();
       for (let i = 0; i < CALLS; i++) await run();
       const entry = best[name]!;
       entry.cpu = Math.min(entry.cpu, (cpuMicros() - cpu) / CALLS);
       entry.wall = Math.min(entry.wall, ((performance.now() - wall) * 1000) / CALLS);
-      if (server !== undefined) entry.server = Math.min(entry.server, (processCpuMicros(server) - serverCpu) / CALLS);
+      if (server !== undefined)
+        entry.server = Math.min(entry.server, (processCpuMs(server) * 1000 - serverCpu) / CALLS);
     }
   }
   for (const [name, { cpu, wall, server: serverCpu }] of Object.entries(best)) {
