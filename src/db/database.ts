@@ -29,7 +29,7 @@ export interface Db {
    * Runs a unit of writes in a transaction and settles once it is committed. On SQLite, units that arrive
    * together share one transaction and one commit (see WriteBatcher); PostgreSQL gives each its own.
    */
-  write<T>(work: WriteWork<T>): Promise<T>;
+  write<T>(work: WriteWork<T>, options?: WriteOptions): Promise<T>;
   /**
    * Resolves when the database answers within `timeoutMs`, and on SQLite also takes writes again after a write
    * failed (a full disk, say); rejects otherwise.
@@ -42,6 +42,15 @@ export interface Db {
    */
   readonly dataVersion?: () => string;
   close(): Promise<void>;
+}
+
+/** How a unit of writes runs. */
+export interface WriteOptions {
+  /**
+   * PostgreSQL: the longest any of its statements waits for a lock (`lock_timeout`), after which it fails (a 503);
+   * SQLite's writes run one at a time on the writer's connection and wait for no lock.
+   */
+  readonly lockWaitMs?: number;
 }
 
 export interface DatabaseOptions {
@@ -80,10 +89,36 @@ export function openDatabase(config: DatabaseConfig, options: DatabaseOptions = 
   return {
     kysely,
     dialect: 'postgres',
-    write: (work) => kysely.transaction().execute(work),
+    write: (work, options) =>
+      options?.lockWaitMs === undefined
+        ? kysely.transaction().execute(work)
+        : transactionWaitingAtMost(kysely, options.lockWaitMs, work),
     ready: (timeoutMs) => withTimeout(sql`SELECT 1`.execute(kysely), timeoutMs, 'PostgreSQL').then(() => undefined),
     close: () => kysely.destroy(),
   };
+}
+
+/**
+ * A PostgreSQL transaction whose statements wait at most `lockWaitMs` for a lock: `BEGIN` and
+ * `SET LOCAL lock_timeout` go as one simple query, one round trip rather than two. On a failure it is rolled back
+ * and the failure thrown (a rollback that fails too leaves a broken connection, which the pool replaces).
+ */
+async function transactionWaitingAtMost<T>(kysely: Kysely<Database>, lockWaitMs: number, work: WriteWork<T>) {
+  return kysely.connection().execute(async (connection) => {
+    await sql.raw(`BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.trunc(lockWaitMs))}`).execute(connection);
+    let result: T;
+    try {
+      result = await work(connection);
+    } catch (error) {
+      await sql
+        .raw('ROLLBACK')
+        .execute(connection)
+        .catch(() => undefined);
+      throw error;
+    }
+    await sql.raw('COMMIT').execute(connection);
+    return result;
+  });
 }
 
 /**

@@ -1,12 +1,24 @@
 import DataLoader from 'dataloader';
 import type { Db } from '../db/database.js';
-import { playlistAccessRow, playlistAccessRows, type AccessRow } from './playlist-access.repository.js';
+import {
+  playlistAccessRow,
+  playlistAccessRows,
+  type AccessRequest,
+  type AccessRow,
+} from './playlist-access.repository.js';
 
 /** The most access reads one PostgreSQL statement makes. */
 const ACCESS_READS_PER_STATEMENT = 256;
 
-/** Reads a caller's standing towards a playlist: its row, or undefined when they neither own it nor are a member. */
-export type AccessReader = (id: number, userId: number) => Promise<AccessRow | undefined>;
+/**
+ * Reads a caller's standing towards a playlist: its row, or undefined when they neither own it nor are a member.
+ * With `count`, PostgreSQL also counts the playlist's songs in the same statement (`songCount`); SQLite never does.
+ */
+export type AccessReader = (
+  id: number,
+  userId: number,
+  count?: boolean,
+) => Promise<(AccessRow & { readonly songCount?: number }) | undefined>;
 
 /**
  * The one repository read behind access: the playlist's owner, version and the catalog version, with the caller's
@@ -17,11 +29,14 @@ export type AccessReader = (id: number, userId: number) => Promise<AccessRow | u
 export function accessReader(db: Db): AccessReader {
   const q = db.kysely;
   if (db.dialect !== 'postgres') return (id, userId) => playlistAccessRow(q, id, userId);
-  const reads = new DataLoader<{ id: number; userId: number }, AccessRow | undefined, string>(
-    async (pairs) => {
-      const rows = await playlistAccessRows(q, pairs);
-      const found = new Map(rows.map((row) => [`${String(row.id)}:${String(row.user_id)}`, row]));
-      return pairs.map((pair) => found.get(`${pair.id}:${pair.userId}`));
+  const reads = new DataLoader<AccessRequest, (AccessRow & { songCount?: number }) | undefined, AccessRequest>(
+    async (requests) => {
+      // Filled, not sparse: DataLoader takes an array with a hole at its end for one of the wrong length.
+      const found = requests.map((): (AccessRow & { songCount?: number }) | undefined => undefined);
+      for (const { n, song_count, ...row } of await playlistAccessRows(q, requests)) {
+        found[Number(n) - 1] = song_count === null ? row : { ...row, songCount: Number(song_count) };
+      }
+      return found;
     },
     {
       cache: false,
@@ -29,5 +44,5 @@ export function accessReader(db: Db): AccessReader {
       batchScheduleFn: (dispatch) => setImmediate(dispatch),
     },
   );
-  return (id, userId) => reads.load({ id, userId });
+  return (id, userId, count = false) => reads.load({ id, userId, count });
 }

@@ -125,8 +125,9 @@ export function playlistEditor(
       kind: EditKind = 'edit',
       rules?: RulesChange,
     ) {
-      const grant = await access.requireAccess(userId, id, 'edit');
-      const length = await playlistLength(db.kysely, id);
+      // PostgreSQL counts the songs in the access read; SQLite in a read of its own, in process.
+      const { grant, songCount } = await access.requireEdit(userId, id);
+      const length = songCount ?? (await playlistLength(db.kysely, id));
       const run = () => edit(userId, grant, id, precondition, change, kind, rules);
       return perPlaylist(id, () => (length + cost > LONG_PLAYLIST ? longEdits(userId, run) : run()));
     },

@@ -19,8 +19,11 @@ type Q = Kysely<Database>;
 /** Rows per INSERT statement: well under SQLite's limit of bound variables. */
 const INSERT_CHUNK = 250;
 
-/** How long an edit on PostgreSQL waits for another instance's edit of the same playlist before a 503. */
-const LOCK_WAIT = '1s';
+/**
+ * How long an edit on PostgreSQL waits for another instance's edit of the same playlist before a 503: the write's
+ * `lockWaitMs` (see `playlistForWrite`).
+ */
+export const EDIT_LOCK_WAIT_MS = 1000;
 
 /** A playlist as a write starts from it. */
 export interface PlaylistForWrite {
@@ -95,11 +98,10 @@ const readEntries = compiledOnce(
  * The playlist with its entries in order, read inside the write's transaction; undefined, with none of its entries
  * read, when it is gone. On PostgreSQL the row stays locked until the transaction ends, so that two writes of one
  * playlist run one after the other and the second sees the first (this process queues its own edits of a playlist
- * before they take a connection; another instance's edit waits LOCK_WAIT at most, then 503). SQLite's writes
- * already run one at a time on the writer's connection.
+ * before they take a connection; another instance's edit waits EDIT_LOCK_WAIT_MS at most, the write's `lockWaitMs`,
+ * then 503). SQLite's writes already run one at a time on the writer's connection.
  */
 export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForWrite | undefined> {
-  if (dialect === 'postgres') await sql`set local lock_timeout = ${sql.lit(LOCK_WAIT)}`.execute(trx);
   const row = (await readRowForWrite[dialect](trx, { id })).rows[0];
   if (row === undefined) return undefined;
   // A statement of its own: on PostgreSQL one that waited for the lock above still reads from the snapshot it

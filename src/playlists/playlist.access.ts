@@ -19,6 +19,9 @@ export interface Grant {
   readonly ownerName: string | undefined;
 }
 
+/** A grant, with how many songs the playlist holds when the read that granted it counted them. */
+type Counted = Grant & { readonly songCount?: number };
+
 /**
  * Access to read granted, with the playlist as it is at this request: its version and the catalog's, which name the
  * one snapshot that answers it (see PlaylistCache): read with the access row, or (SQLite, a standing remembered)
@@ -61,11 +64,16 @@ export function playlistAccess(db: Db, freshness: Freshness) {
 
   /**
    * The caller's grant to the playlist, with its versions when `current`; undefined when they neither own it nor are
-   * a member of it.
+   * a member of it. With `count`, a read that counts the playlist's songs as well (PostgreSQL) gives `songCount`.
    */
   async function standing(userId: number, id: number, current: true): Promise<CurrentGrant | undefined>;
-  async function standing(userId: number, id: number, current: false): Promise<Grant | undefined>;
-  async function standing(userId: number, id: number, current: boolean): Promise<CurrentGrant | Grant | undefined> {
+  async function standing(userId: number, id: number, current: false, count?: boolean): Promise<Counted | undefined>;
+  async function standing(
+    userId: number,
+    id: number,
+    current: boolean,
+    count = false,
+  ): Promise<CurrentGrant | Counted | undefined> {
     if (remembered !== undefined) {
       // SQLite. A playlist's owner never changes, and a remembered one that is gone is refused by the read or write
       // that follows (see `refused`): without versions wanted, no catch-up (an edit's request reads none of the log).
@@ -82,7 +90,7 @@ export function playlistAccess(db: Db, freshness: Freshness) {
       }
     }
     const generation = freshness.generation;
-    const row = await read(id, userId);
+    const row = await read(id, userId, count);
     if (row === undefined) return undefined;
     const owner = row.owner_id === userId;
     const version = Number(row.version);
@@ -92,14 +100,15 @@ export function playlistAccess(db: Db, freshness: Freshness) {
       { ownerId: row.owner_id, ownerName: row.owner_name, memberRole: owner ? null : row.role, version },
       generation,
     );
-    return {
+    const grant = {
       id,
       ownerId: row.owner_id,
       role: owner ? 'owner' : row.role!,
       ownerName: owner ? undefined : row.owner_name,
       version,
       catalogVersion: Number(row.catalog_version),
-    };
+    } as const;
+    return row.songCount === undefined ? grant : { ...grant, songCount: row.songCount };
   }
 
   return {
@@ -127,6 +136,17 @@ export function playlistAccess(db: Db, freshness: Freshness) {
       const found = await standing(userId, id, false);
       if (found === undefined) throw await refused(userId, id);
       return allowed(found, permission);
+    },
+
+    /**
+     * The caller's grant to edit this playlist, as `requireAccess` gives it, with how many songs the playlist holds
+     * when the read that granted it counted them in the same statement (PostgreSQL); undefined when none did (SQLite,
+     * where a count is a read in process of its own, and a standing remembered makes no read).
+     */
+    async requireEdit(userId: number, id: number): Promise<{ grant: Grant; songCount: number | undefined }> {
+      const found = await standing(userId, id, false, true);
+      if (found === undefined) throw await refused(userId, id);
+      return { grant: allowed(found, 'edit'), songCount: found.songCount };
     },
 
     /**

@@ -14,6 +14,7 @@ import { snapshotOf, type Snapshot } from './playlist.render.js';
 import {
   createPlaylistAtOnce,
   deletePlaylist,
+  EDIT_LOCK_WAIT_MS,
   insertPlaylist,
   insertRevision,
   playlistForWrite,
@@ -268,6 +269,7 @@ export function playlistStore(db: Db) {
           const shown = written(id, version, current.catalogVersion, decision.name, plan.entries, songs, rules);
           return { ...shown, changed: true, result: decision.result, dependents };
         },
+        { lockWaitMs: EDIT_LOCK_WAIT_MS },
       );
       if (edited === undefined) return undefined;
       const { dependents, ...answer } = edited;

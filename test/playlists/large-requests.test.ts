@@ -99,7 +99,10 @@ describeEachDatabase('large requests on %s', (t) => {
       const missing = await statements(Number.MAX_SAFE_INTEGER);
       const foreign = await statements(id);
       expect(foreign, what).toEqual(missing);
-      expect(foreign.join('\n'), what).not.toMatch(/playlist_songs/);
+      // On PostgreSQL the access read counts an edited playlist's songs, but only in a row it returns: one the caller
+      // owns or is a member of. No other statement touches them.
+      const others = foreign.filter((statement) => !/prepared: playlist-access/.test(statement));
+      expect(others.join('\n'), what).not.toMatch(/playlist_songs/);
     }
     // The owner's own edit still reads and writes them.
     const renamed = await t.app.inject({

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../helpers/databases.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -82,12 +83,46 @@ for (const dialect of DIALECTS) {
         );
         expect(writes, sent.join('\n')).toHaveLength(1);
         expect(writes[0]).toMatch(/^\/\* prepared: playlist-edit \*\/\s*with gone as/i);
+        // Seven round trips in all: the access read, which counts the songs too (a long playlist's edit waits among
+        // the large requests), the transaction's start with its lock wait, the locked row, its entries, the songs,
+        // the write and the commit.
+        expect(sent, sent.join('\n')).toHaveLength(7);
+        expect(sent[0]).toMatch(/^\/\* prepared: playlist-access \*\/[^]*count\(\*\)/);
+        expect(sent[1]).toBe('BEGIN; SET LOCAL lock_timeout = 1000');
+        expect(sent[6]).toBe('COMMIT');
       }
       expect(ids(replaced.json())).toEqual([1, 4]);
       expect(ids((await get(playlist.id, security)).json())).toEqual([1, 4]);
       const versions = await t.app.inject({ url: `/v3/playlist/${playlist.id}/versions/1`, headers: { security } });
       expect(ids(versions.json())).toEqual([1, 2, 3]);
     });
+
+    if (dialect === 'postgres') {
+      it("waits a second at most for another instance's edit of the playlist, then answers 503", async () => {
+        const security = await t.addUser();
+        const playlist = await createPlaylist(t.app, security, 'Locked', [1, 2]);
+        const url = `/v3/playlist/${playlist.id}`;
+        // Another instance's edit, as the database sees it: a transaction that holds the playlist's row.
+        await t.db.kysely.connection().execute(async (other) => {
+          await sql`BEGIN`.execute(other);
+          try {
+            await sql`SELECT id FROM playlists WHERE id = ${playlist.id} FOR UPDATE`.execute(other);
+            const started = performance.now();
+            const waited = await edit('PATCH', url, security, { name: 'Later' });
+            const ms = performance.now() - started;
+            expectError(waited, 503);
+            expect(waited.headers['retry-after']).toBeDefined();
+            expect(ms).toBeGreaterThanOrEqual(900);
+            expect(ms).toBeLessThan(5000);
+          } finally {
+            await sql`ROLLBACK`.execute(other);
+          }
+        });
+        const after = await edit('PATCH', url, security, { name: 'Later' });
+        expect(after.statusCode, after.body).toBe(200);
+        expect(after.json<PlaylistBody>().name).toBe('Later');
+      });
+    }
 
     it('renames and replaces songs with a merge patch; the answer is what GET then answers, with its ETag', async () => {
       const security = await t.addUser();
