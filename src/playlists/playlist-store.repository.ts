@@ -94,6 +94,38 @@ const readEntries = compiledOnce(
       .orderBy('entry'),
 );
 
+/** PostgreSQL: the row as `lockedRowWithEntries` reads it. */
+interface LockedRow {
+  readonly owner_id: number;
+  readonly name: string;
+  readonly version: number | string;
+  readonly next_entry: number | string;
+  readonly rules: string | null;
+  readonly catalog_version: number | string;
+  readonly chain: number | null;
+  /** The version the statement's snapshot holds, which its other reads were made at. */
+  readonly seen_version: number | string | null;
+  /** The entries in order, as [entry, song id, order key]. */
+  readonly entries: readonly (readonly [number, number, string])[];
+}
+
+/**
+ * PostgreSQL: the row, locked, with its entries and its current revision's chain, in one statement and one round
+ * trip. A lock that was waited for hands over the row as the transaction that held it left it, but the statement's
+ * other reads keep the snapshot it started with: `seen_version` tells the two apart.
+ */
+async function lockedRowWithEntries(trx: Q, id: number): Promise<LockedRow | undefined> {
+  const { rows } = await sql<LockedRow>`${prepared('row-for-write-with-entries')}
+    SELECT p.owner_id, p.name, p.version, p.next_entry, p.rules, (SELECT version FROM catalog_version) AS catalog_version,
+      (SELECT r.chain FROM playlist_revisions r WHERE r.playlist_id = p.id AND r.version = p.version) AS chain,
+      (SELECT s.version FROM playlists s WHERE s.id = p.id) AS seen_version,
+      (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord) ORDER BY e.ord, e.entry), '[]')
+        FROM playlist_songs e WHERE e.playlist_id = p.id) AS entries
+    FROM playlists p WHERE p.id = ${id}
+    FOR UPDATE OF p`.execute(trx);
+  return rows[0];
+}
+
 /**
  * The playlist with its entries in order, read inside the write's transaction; undefined, with none of its entries
  * read, when it is gone. On PostgreSQL the row stays locked until the transaction ends, so that two writes of one
@@ -102,10 +134,27 @@ const readEntries = compiledOnce(
  * then 503). SQLite's writes already run one at a time on the writer's connection.
  */
 export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForWrite | undefined> {
+  if (dialect === 'postgres') {
+    const locked = await lockedRowWithEntries(trx, id);
+    if (locked === undefined) return undefined;
+    // Read at the version it is locked at: nobody changed it between the statement's snapshot and its lock.
+    if (locked.seen_version !== null && Number(locked.seen_version) === Number(locked.version)) {
+      return {
+        ownerId: locked.owner_id,
+        name: locked.name,
+        version: Number(locked.version),
+        nextEntry: Number(locked.next_entry),
+        catalogVersion: Number(locked.catalog_version),
+        entries: locked.entries.map(([entry, songId, ord]) => ({ entry, songId, ord })),
+        revisionChain: locked.chain,
+        rules: locked.rules,
+      };
+    }
+    // Another instance's edit committed while this one waited for the lock: read it all again, after the lock.
+  }
   const row = (await readRowForWrite[dialect](trx, { id })).rows[0];
   if (row === undefined) return undefined;
-  // A statement of its own: on PostgreSQL one that waited for the lock above still reads from the snapshot it
-  // started with, so the entries another instance's edit just committed are read here, after the lock.
+  // A statement of its own: on PostgreSQL, the entries another instance's edit committed are read after the lock.
   const entries = (await readEntries(trx, { id })).rows;
   return {
     ownerId: row.owner_id,
