@@ -23,16 +23,25 @@ export interface CpuPerRequest {
 
 const BACKEND = /^postgres: (?:\S+: )?\S+ (\S+) \S+\(\d+\)/;
 
-/** utime + stime of a process, in ms (in clock ticks, 10 ms here); 0 once it is gone. */
-export function processCpuMs(pid: number): number {
+/** utime and stime of a process, in ms (in clock ticks, 10 ms here); 0 once it is gone. */
+export function processCpuSplitMs(pid: number): { readonly user: number; readonly system: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The fields after the command name, which is in parentheses and may hold spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    return {
+      user: (Number(fields[11]) * 1000) / TICKS_PER_SECOND,
+      system: (Number(fields[12]) * 1000) / TICKS_PER_SECOND,
+    };
   } catch {
-    return 0;
+    return { user: 0, system: 0 };
   }
+}
+
+/** utime + stime of a process, in ms; 0 once it is gone. */
+export function processCpuMs(pid: number): number {
+  const { user, system } = processCpuSplitMs(pid);
+  return user + system;
 }
 
 /**
