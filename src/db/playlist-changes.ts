@@ -47,6 +47,14 @@ export class ChangeLog {
     this.#listener = listener;
   }
 
+  /**
+   * What every connection had committed when the listener was last brought up to it (`Db.dataVersion`), undefined
+   * before the first look: the same value later means that nothing was committed since.
+   */
+  get seen(): string | undefined {
+    return this.#seenDataVersion;
+  }
+
   /** Brings the listener up to what every connection has committed, and returns the catalog version. */
   caughtUp(): number | Promise<number> {
     const dataVersion = this.#db.dataVersion!();

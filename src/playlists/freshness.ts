@@ -43,6 +43,14 @@ export class Freshness {
     return this.#changes !== undefined;
   }
 
+  /**
+   * SQLite: what every connection had committed at the last catch-up, as `ChangeLog.seen` (a value that stays the
+   * same while nothing is committed anywhere); undefined on PostgreSQL and before the first catch-up.
+   */
+  get committed(): string | undefined {
+    return this.#changes?.seen;
+  }
+
   /** Counts the times memories were told to forget. */
   get generation(): number {
     return this.#generation;

@@ -119,11 +119,13 @@ export class PlaylistCache {
    * The current snapshots of the playlists whose ids `read` finds, in its order: as `page`, for a read that is not one
    * query (a search's slices). `read` selects `catalogVersion` in the first statement that reads ids. When it also
    * read the playlists' current `versions` (PostgreSQL, a kept search), they confirm the kept answers, and an id
-   * without one (deleted since) is left out; otherwise they are read here (see `#currentVersions`).
+   * without one (deleted since) is left out; otherwise they are read here (see `#currentVersions`). `read` is given
+   * what every connection had committed as this request caught up (SQLite's `Freshness.committed`; undefined on
+   * PostgreSQL).
    */
   async pageOfIds<T>(
     callerId: number,
-    read: () => Promise<{
+    read: (committed: string | undefined) => Promise<{
       ids: readonly number[];
       catalogVersion: BigintColumn | undefined;
       more: T;
@@ -132,7 +134,7 @@ export class PlaylistCache {
   ): Promise<PageSnapshots & { more: T }> {
     // SQLite: catch up with the change log first, which forgets playlists changed anywhere (no versions are read).
     await this.#freshness.caughtUp();
-    const { ids, catalogVersion: catalog, more, versions } = await read();
+    const { ids, catalogVersion: catalog, more, versions } = await read(this.#freshness.committed);
     if (ids.length === 0 || catalog === undefined) return { ids: [], snapshots: [], more };
     const rows: PageRow[] =
       versions === undefined

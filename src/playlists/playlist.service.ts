@@ -262,8 +262,9 @@ export function playlistService(
         return page(asMemberSees(found, memberships), total);
       }
       // One read finds the page and the total (a page past the end costs no second count).
-      const found = await cache.pageOfIds(userId, async () => {
-        const { ids, catalogVersion, versions } = await search.matching(userId, words, scope, { offset, limit });
+      const found = await cache.pageOfIds(userId, async (committed) => {
+        const page = { offset, limit };
+        const { ids, catalogVersion, versions } = await search.matching(userId, words, scope, page, committed);
         return { ids: ids.slice(offset, offset + limit), catalogVersion, more: ids.length, versions };
       });
       if (scope === 'own') return page(asOwnerSees(found), found.more);

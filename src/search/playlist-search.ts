@@ -38,9 +38,10 @@ const SCOPE_WORDS: Readonly<Record<SearchScope, string>> = {
  */
 export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGate) {
   // What searches of a user's own playlists found, with the user's library version they were read at: served again
-  // while that version stands (any write of one of the user's documents, on any instance, counts it up). Bounded by
-  // the ids held.
-  const found = new LRUCache<string, { readonly ids: number[]; readonly library: number }>({
+  // while that version stands (any write of one of the user's documents, on any instance, counts it up). On SQLite
+  // also with what every connection had committed when that version was confirmed (`committed`): while nothing has
+  // been committed since, the version stands without a statement. Bounded by the ids held.
+  const found = new LRUCache<string, KeptSearch>({
     maxSize: KEPT_IDS,
     sizeCalculation: (entry) => entry.ids.length + 16,
   });
@@ -55,9 +56,16 @@ export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGat
       words: readonly string[],
       scope: SearchScope = 'own',
       page?: { readonly offset: number; readonly limit: number },
+      committed?: string,
     ): Promise<Matches> {
       if (scope !== 'own') return this.read(ownerId, words, scope);
       const key = `${ownerId} ${words.join(' ')}`;
+      // SQLite, `committed` given by a request that has caught up with every connection's commits: a search kept
+      // when they stood where they stand now was confirmed since the last commit anywhere.
+      if (committed !== undefined) {
+        const same = found.get(key);
+        if (same?.committed === committed) return { ids: same.ids, catalogVersion: same.catalog };
+      }
       // PostgreSQL, a search kept here: the page it would show has its versions read with the library's.
       const before = db.dialect === 'postgres' ? found.peek(key) : undefined;
       const pageIds =
@@ -71,15 +79,17 @@ export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGat
       if (now === undefined) return { ids: [], catalogVersion: undefined };
       const library = Number(now.library_version);
       if (kept?.library === library) {
+        if (committed !== undefined) found.set(key, { ...kept, catalog: now.catalog_version, committed });
         const versions =
           withVersions !== undefined && kept === before
             ? new Map<number, number>(withVersions.versions ?? [])
             : undefined;
         return { ids: kept.ids, catalogVersion: now.catalog_version, ...(versions === undefined ? {} : { versions }) };
       }
-      // Read at the version seen before the read: a write meanwhile makes the entry stale, never wrong.
+      // Read at the version seen before the read (and, on SQLite, at what was committed before that): a write
+      // meanwhile makes the entry stale, never wrong.
       const matches = await this.read(ownerId, words, scope);
-      found.set(key, { ids: matches.ids, library });
+      found.set(key, { ids: matches.ids, library, catalog: matches.catalogVersion, committed });
       return matches;
     },
 
@@ -116,6 +126,17 @@ export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGat
 }
 
 export type PlaylistSearch = ReturnType<typeof playlistSearch>;
+
+/** A search of a user's own playlists kept in memory (see `playlistSearch`). */
+interface KeptSearch {
+  readonly ids: number[];
+  /** The user's library version the ids were confirmed at. */
+  readonly library: number;
+  /** The catalog version read with it. */
+  readonly catalog: number | string | undefined;
+  /** SQLite: what every connection had committed before that library version was read (`Freshness.committed`). */
+  readonly committed: string | undefined;
+}
 
 /** What a search found: every matching playlist id, in order, and the catalog version read with them. */
 export interface Matches {
