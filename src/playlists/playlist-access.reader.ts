@@ -2,8 +2,8 @@ import DataLoader from 'dataloader';
 import type { Db } from '../db/database.js';
 import {
   playlistAccessRow,
+  playlistAccessRowCounted,
   playlistAccessRows,
-  type AccessRequest,
   type AccessRow,
 } from './playlist-access.repository.js';
 
@@ -24,18 +24,17 @@ export type AccessReader = (
  * The one repository read behind access: the playlist's owner, version and the catalog version, with the caller's
  * membership, in one indexed statement. On SQLite each request makes its own (a few microseconds, on the event
  * loop); on PostgreSQL the reads of the requests that arrive in one turn of the event loop go as one statement, in
- * one round trip, each still read after its request arrived (nothing is kept between turns).
+ * one round trip, each still read after its request arrived (nothing is kept between turns). A read that counts the
+ * songs (an edit's) goes alone, so that no other request waits for the count.
  */
 export function accessReader(db: Db): AccessReader {
   const q = db.kysely;
   if (db.dialect !== 'postgres') return (id, userId) => playlistAccessRow(q, id, userId);
-  const reads = new DataLoader<AccessRequest, (AccessRow & { songCount?: number }) | undefined, AccessRequest>(
-    async (requests) => {
+  const reads = new DataLoader<{ id: number; userId: number }, AccessRow | undefined, { id: number; userId: number }>(
+    async (pairs) => {
       // Filled, not sparse: DataLoader takes an array with a hole at its end for one of the wrong length.
-      const found = requests.map((): (AccessRow & { songCount?: number }) | undefined => undefined);
-      for (const { n, song_count, ...row } of await playlistAccessRows(q, requests)) {
-        found[Number(n) - 1] = song_count === null ? row : { ...row, songCount: Number(song_count) };
-      }
+      const found = pairs.map((): AccessRow | undefined => undefined);
+      for (const { n, ...row } of await playlistAccessRows(q, pairs)) found[Number(n) - 1] = row;
       return found;
     },
     {
@@ -44,5 +43,11 @@ export function accessReader(db: Db): AccessReader {
       batchScheduleFn: (dispatch) => setImmediate(dispatch),
     },
   );
-  return (id, userId, count = false) => reads.load({ id, userId, count });
+  return async (id, userId, count = false) => {
+    if (!count) return reads.load({ id, userId });
+    const row = await playlistAccessRowCounted(q, id, userId);
+    if (row === undefined) return undefined;
+    const { song_count, ...rest } = row;
+    return { ...rest, songCount: Number(song_count) };
+  };
 }

@@ -40,39 +40,52 @@ const accessRow = compiledOnce(
       .where((eb) => eb.or([eb('p.owner_id', '=', p.userId), eb('m.user_id', '=', p.userId)])),
 );
 
-/** A caller's `AccessRow` as `playlistAccessRows` reads it: which request it answers, and what it asked. */
+/** A caller's `AccessRow` as `playlistAccessRows` reads it: which request it answers. */
 export interface AccessRowOf extends AccessRow {
   /** The request's place in the batch, from 1. */
   readonly n: number | string;
-  /** How many songs the playlist holds, when its request asked (an edit's); null otherwise. */
-  readonly song_count: number | string | null;
-}
-
-/** One request of `playlistAccessRows`: the caller, the playlist, and whether its songs are counted. */
-export interface AccessRequest {
-  readonly id: number;
-  readonly userId: number;
-  readonly count: boolean;
 }
 
 /**
- * `playlistAccessRow` for several requests in one statement (PostgreSQL): the rows of those where the caller owns
- * the playlist or is one of its members, each naming its request by its place. A request that asks has its
- * playlist's songs counted in the same statement (an edit's, which a long playlist makes a large request); the
- * others count none.
+ * `playlistAccessRow` for several (playlist, caller) pairs in one statement (PostgreSQL): the rows of the pairs where
+ * the caller owns the playlist or is one of its members, each naming its pair by its place.
  */
-export async function playlistAccessRows(db: Q, requests: readonly AccessRequest[]): Promise<AccessRowOf[]> {
-  const ids = requests.map((request) => request.id);
-  const users = requests.map((request) => request.userId);
-  const counts = requests.map((request) => request.count);
+export async function playlistAccessRows(
+  db: Q,
+  pairs: readonly { readonly id: number; readonly userId: number }[],
+): Promise<AccessRowOf[]> {
+  const ids = pairs.map((pair) => pair.id);
+  const users = pairs.map((pair) => pair.userId);
   const { rows } = await sql<AccessRowOf>`${prepared('playlist-access')}
     SELECT r.n, p.owner_id, p.version, (SELECT version FROM catalog_version) AS catalog_version, m.role,
-      o.name AS owner_name,
-      CASE WHEN r.count THEN (SELECT count(*) FROM playlist_songs s WHERE s.playlist_id = p.id) END AS song_count
-    FROM unnest(${ids}::bigint[], ${users}::bigint[], ${counts}::boolean[]) WITH ORDINALITY AS r (id, user_id, count, n)
+      o.name AS owner_name
+    FROM unnest(${ids}::bigint[], ${users}::bigint[]) WITH ORDINALITY AS r (id, user_id, n)
     JOIN playlists p ON p.id = r.id
     JOIN users o ON o.id = p.owner_id
     LEFT JOIN playlist_members m ON m.playlist_id = p.id AND m.user_id = r.user_id
     WHERE p.owner_id = r.user_id OR m.user_id IS NOT NULL`.execute(db);
   return rows;
+}
+
+/**
+ * `playlistAccessRow` with how many songs the playlist holds (PostgreSQL, an edit's: a long playlist makes it a large
+ * request), counted in the same statement, one round trip. A statement of its own, never in another request's batch:
+ * counting a long playlist's entries, dead ones among them after many edits, must not delay anyone else's read. The
+ * songs are counted only in a row the statement returns, one the caller owns or is a member of.
+ */
+export async function playlistAccessRowCounted(
+  db: Q,
+  id: number,
+  userId: number,
+): Promise<(AccessRow & { readonly song_count: number | string }) | undefined> {
+  const { rows } = await sql<
+    AccessRow & { readonly song_count: number | string }
+  >`${prepared('playlist-access-counted')}
+    SELECT p.owner_id, p.version, (SELECT version FROM catalog_version) AS catalog_version, m.role,
+      o.name AS owner_name, (SELECT count(*) FROM playlist_songs s WHERE s.playlist_id = p.id) AS song_count
+    FROM playlists p
+    JOIN users o ON o.id = p.owner_id
+    LEFT JOIN playlist_members m ON m.playlist_id = p.id AND m.user_id = ${userId}
+    WHERE p.id = ${id} AND (p.owner_id = ${userId} OR m.user_id IS NOT NULL)`.execute(db);
+  return rows[0];
 }

@@ -88,7 +88,7 @@ for (const dialect of DIALECTS) {
         // the large requests), the transaction's start with its lock wait, the locked row with its entries, the
         // songs, the write and the commit.
         expect(sent, sent.join('\n')).toHaveLength(6);
-        expect(sent[0]).toMatch(/^\/\* prepared: playlist-access \*\/[^]*count\(\*\)/);
+        expect(sent[0]).toMatch(/^\/\* prepared: playlist-access-counted \*\/[^]*count\(\*\)/);
         expect(sent[1]).toBe('BEGIN; SET LOCAL lock_timeout = 1000');
         expect(sent[2]).toMatch(/^\/\* prepared: row-for-write-with-entries \*\/[^]*FOR UPDATE/);
         expect(sent[5]).toBe('COMMIT');
@@ -127,6 +127,25 @@ for (const dialect of DIALECTS) {
     }
 
     if (dialect === 'postgres') {
+      it("counts an edited playlist's songs in a read of its own, never in another request's batch", async () => {
+        const alice = await t.addUser();
+        const bob = await t.addUser();
+        const mine = await createPlaylist(t.app, alice, 'Edited meanwhile', [1, 2, 3]);
+        const theirs = await createPlaylist(t.app, bob, 'Read meanwhile', [4]);
+        const before = t.queries.length;
+        const [edited, read] = await Promise.all([
+          edit('PATCH', `/v3/playlist/${mine.id}`, alice, { name: 'Edited' }),
+          get(theirs.id, bob),
+        ]);
+        expect(edited.statusCode, edited.body).toBe(200);
+        expect(read.statusCode, read.body).toBe(200);
+        const sent = t.queries.slice(before).map((q) => q.sql);
+        const batched = sent.filter((statement) => /prepared: playlist-access \*\//.test(statement));
+        expect(batched.length, sent.join('\n')).toBeGreaterThan(0);
+        for (const statement of batched) expect(statement).not.toMatch(/playlist_songs/);
+        expect(sent.filter((statement) => /prepared: playlist-access-counted/.test(statement))).toHaveLength(1);
+      });
+
       it("builds on another instance's edit committed while it waited for the playlist", async () => {
         const security = await t.addUser();
         const playlist = await createPlaylist(t.app, security, 'Raced', [1, 2]);
