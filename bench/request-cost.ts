@@ -1,16 +1,19 @@
 /**
- * What an edit costs the service and the database, in one process through the whole app (`app.inject`, no sockets
- * of its own): 16 users, each renaming their own 10-song playlist over and over (a merge patch), the 16 at once, on a
- * database made for the run and dropped after it. Prints one JSON line: per rename, the wall time, the service's CPU
- * (user and system) and, on PostgreSQL, the CPU of the server processes behind the service's connections (and their
- * system share: the commit's flush and the sockets).
+ * What a request costs the service and the database, in one process through the whole app (`app.inject`, no sockets
+ * of its own), on a database made for the run and dropped after it: 16 users, each with their own 10-song playlists,
+ * the 16 at once, each sending one request after another. Prints one JSON line: per request, the wall time, the
+ * service's CPU (user and system) and, on PostgreSQL, the CPU of the server processes behind the service's
+ * connections (and their system share: the commit's flush and the sockets). The work, first argument:
  *
- * A rename is a whole edit (the locked row, its entries, its songs, the revision, the search document) that leaves the
- * playlist's length as it was, so every rename costs the same. Run it in two checkouts, back to back and alternating,
- * to compare two commits:
+ * - `rename`: renames of the user's playlist (a merge patch): a whole edit (the locked row, its entries, its songs,
+ *   the revision, the search document) that leaves the playlist's length as it was, so every one costs the same;
+ * - `search`: the same search of the user's 30 playlists, 3 of which match, again and again (a search kept in
+ *   memory after the first).
  *
- *   npx tsx bench/edit-cost.ts [sqlite|postgres] [renames, default 4000] [PostgreSQL server URL, default
- *     postgres://root@127.0.0.1:5432]
+ * Run it in two checkouts, back to back and alternating, to compare two commits:
+ *
+ *   npx tsx bench/request-cost.ts rename|search [sqlite|postgres] [requests, default 4000] [PostgreSQL server URL,
+ *     default postgres://root@127.0.0.1:5432]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,9 +28,11 @@ import { prepareDatabase } from '../src/startup.js';
 import { userService } from '../src/users/user.service.js';
 import { processCpuSplitMs } from './cpu.js';
 
-const dialect = process.argv[2] === 'sqlite' ? 'sqlite' : 'postgres';
-const renames = Number(process.argv[3] ?? 4000);
-const server = process.argv[4] ?? 'postgres://root@127.0.0.1:5432';
+const work = process.argv[2] === 'search' ? 'search' : 'rename';
+const dialect = process.argv[3] === 'sqlite' ? 'sqlite' : 'postgres';
+const requests = Number(process.argv[4] ?? 4000);
+const server = process.argv[5] ?? 'postgres://root@127.0.0.1:5432';
+const PLAYLISTS = work === 'search' ? 30 : 1;
 const USERS = 16;
 const WARM_UP = 320;
 const PASSWORD = 'correct horse';
@@ -42,8 +47,8 @@ async function admin(work: (client: pg.Client) => Promise<unknown>): Promise<voi
   }
 }
 
-const name = `mixtape_edit_cost_${process.pid}`;
-const folder = mkdtempSync(join(tmpdir(), 'mixtape-edit-cost-'));
+const name = `mixtape_request_cost_${process.pid}`;
+const folder = mkdtempSync(join(tmpdir(), 'mixtape-request-cost-'));
 let url = `sqlite:${join(folder, 'mixtape.db')}`;
 if (dialect === 'postgres') {
   await admin((client) => client.query(`CREATE DATABASE ${name}`));
@@ -62,32 +67,42 @@ try {
         return `Basic ${Buffer.from(`editor${i}:${PASSWORD}`).toString('base64')}`;
       }),
     );
+    // Each user's playlists; the first of each ten has a word in its name that the searches look for.
     const playlists: number[] = [];
     for (const security of users) {
-      const made = await app.inject({
-        method: 'POST',
-        url: '/v3/playlist',
-        headers: { security, 'content-type': 'application/json' },
-        payload: JSON.stringify({ name: 'Edited', songIds: Array.from({ length: 10 }, (_v, i) => i + 1) }),
-      });
-      playlists.push(made.json<{ id: number }>().id);
+      for (let i = 0; i < PLAYLISTS; i++) {
+        const made = await app.inject({
+          method: 'POST',
+          url: '/v3/playlist',
+          headers: { security, 'content-type': 'application/json' },
+          payload: JSON.stringify({
+            name: i % 10 === 0 ? `Edited tangerine ${i}` : `Edited ${i}`,
+            songIds: Array.from({ length: 10 }, (_v, k) => k + 1 + i),
+          }),
+        });
+        if (i === 0) playlists.push(made.json<{ id: number }>().id);
+      }
     }
-    const rename = async (count: number) => {
+    const send = async (count: number) => {
       await Promise.all(
         users.map(async (security, u) => {
           for (let i = 0; i < count / USERS; i++) {
-            const answer = await app.inject({
-              method: 'PATCH',
-              url: `/v3/playlist/${playlists[u]}`,
-              headers: { security, 'content-type': 'application/merge-patch+json' },
-              payload: JSON.stringify({ name: `Renamed ${i}` }),
-            });
-            if (answer.statusCode !== 200) throw new Error(`rename: ${answer.statusCode} ${answer.body}`);
+            const answer = await app.inject(
+              work === 'rename'
+                ? {
+                    method: 'PATCH',
+                    url: `/v3/playlist/${playlists[u]}`,
+                    headers: { security, 'content-type': 'application/merge-patch+json' },
+                    payload: JSON.stringify({ name: `Renamed ${i}` }),
+                  }
+                : { method: 'GET', url: '/v3/playlist?search=tangerine', headers: { security } },
+            );
+            if (answer.statusCode !== 200) throw new Error(`${work}: ${answer.statusCode} ${answer.body}`);
           }
         }),
       );
     };
-    await rename(WARM_UP);
+    await send(WARM_UP);
     const backends =
       dialect === 'postgres'
         ? (
@@ -106,15 +121,16 @@ try {
     const databaseBefore = database();
     const cpuBefore = process.cpuUsage();
     const started = performance.now();
-    await rename(renames);
+    await send(requests);
     const wall = performance.now() - started;
     const cpu = process.cpuUsage(cpuBefore);
     const databaseAfter = database();
-    const each = (micros: number) => Math.round((micros / renames) * 10) / 10;
+    const each = (micros: number) => Math.round((micros / requests) * 10) / 10;
     console.log(
       JSON.stringify({
+        work,
         dialect,
-        renames,
+        requests,
         wallUs: each(wall * 1000),
         serviceCpuUs: each(cpu.user + cpu.system),
         serviceSystemUs: each(cpu.system),
