@@ -8,11 +8,12 @@
  * - `rename`: renames of the user's playlist (a merge patch): a whole edit (the locked row, its entries, its songs,
  *   the revision, the search document) that leaves the playlist's length as it was, so every one costs the same;
  * - `search`: the same search of the user's 30 playlists, 3 of which match, again and again (a search kept in
- *   memory after the first).
+ *   memory after the first);
+ * - `get`: the user's playlist read again and again (its answer kept in memory after the first).
  *
  * Run it in two checkouts, back to back and alternating, to compare two commits:
  *
- *   npx tsx bench/request-cost.ts rename|search [sqlite|postgres] [requests, default 4000] [PostgreSQL server URL,
+ *   npx tsx bench/request-cost.ts rename|search|get [sqlite|postgres] [requests, default 4000] [PostgreSQL server URL,
  *     default postgres://root@127.0.0.1:5432]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,7 +29,7 @@ import { prepareDatabase } from '../src/startup.js';
 import { userService } from '../src/users/user.service.js';
 import { processCpuSplitMs } from './cpu.js';
 
-const work = process.argv[2] === 'search' ? 'search' : 'rename';
+const work = process.argv[2] === 'search' || process.argv[2] === 'get' ? process.argv[2] : 'rename';
 const dialect = process.argv[3] === 'sqlite' ? 'sqlite' : 'postgres';
 const requests = Number(process.argv[4] ?? 4000);
 const server = process.argv[5] ?? 'postgres://root@127.0.0.1:5432';
@@ -95,7 +96,9 @@ try {
                     headers: { security, 'content-type': 'application/merge-patch+json' },
                     payload: JSON.stringify({ name: `Renamed ${i}` }),
                   }
-                : { method: 'GET', url: '/v3/playlist?search=tangerine', headers: { security } },
+                : work === 'get'
+                  ? { method: 'GET', url: `/v3/playlist/${playlists[u]}`, headers: { security } }
+                  : { method: 'GET', url: '/v3/playlist?search=tangerine', headers: { security } },
             );
             if (answer.statusCode !== 200) throw new Error(`${work}: ${answer.statusCode} ${answer.body}`);
           }
