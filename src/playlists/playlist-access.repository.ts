@@ -26,18 +26,33 @@ export async function playlistAccessRow(db: Q, id: number, userId: number): Prom
   return (await accessRow(db, { id, userId })).rows[0];
 }
 
+/** The access read of one (playlist, caller) pair, as `playlistAccessRow` and `playlistAccessRowCounted` run it. */
+const accessRowQuery = (q: Q, p: { id: number; userId: number }) =>
+  q
+    .selectFrom('playlists as p')
+    .innerJoin('users as o', 'o.id', 'p.owner_id')
+    .leftJoin('playlist_members as m', (join) =>
+      join.onRef('m.playlist_id', '=', 'p.id').on('m.user_id', '=', p.userId),
+    )
+    .select(['p.owner_id', 'p.version', catalogVersion, 'm.role', 'o.name as owner_name'])
+    .where('p.id', '=', p.id)
+    .where((eb) => eb.or([eb('p.owner_id', '=', p.userId), eb('m.user_id', '=', p.userId)]));
+
 const accessRow = compiledOnce(
   'playlist-access-row',
+  (p: { id: number; userId: number }) => (q) => accessRowQuery(q, p),
+);
+
+const accessRowCounted = compiledOnce(
+  'playlist-access-counted',
   (p: { id: number; userId: number }) => (q) =>
-    q
-      .selectFrom('playlists as p')
-      .innerJoin('users as o', 'o.id', 'p.owner_id')
-      .leftJoin('playlist_members as m', (join) =>
-        join.onRef('m.playlist_id', '=', 'p.id').on('m.user_id', '=', p.userId),
-      )
-      .select(['p.owner_id', 'p.version', catalogVersion, 'm.role', 'o.name as owner_name'])
-      .where('p.id', '=', p.id)
-      .where((eb) => eb.or([eb('p.owner_id', '=', p.userId), eb('m.user_id', '=', p.userId)])),
+    accessRowQuery(q, p).select((eb) =>
+      eb
+        .selectFrom('playlist_songs as s')
+        .select((count) => count.fn.countAll<number | string>().as('songs'))
+        .whereRef('s.playlist_id', '=', 'p.id')
+        .as('song_count'),
+    ),
 );
 
 /** A caller's `AccessRow` as `playlistAccessRows` reads it: which request it answers. */
@@ -77,15 +92,6 @@ export async function playlistAccessRowCounted(
   db: Q,
   id: number,
   userId: number,
-): Promise<(AccessRow & { readonly song_count: number | string }) | undefined> {
-  const { rows } = await sql<
-    AccessRow & { readonly song_count: number | string }
-  >`${prepared('playlist-access-counted')}
-    SELECT p.owner_id, p.version, (SELECT version FROM catalog_version) AS catalog_version, m.role,
-      o.name AS owner_name, (SELECT count(*) FROM playlist_songs s WHERE s.playlist_id = p.id) AS song_count
-    FROM playlists p
-    JOIN users o ON o.id = p.owner_id
-    LEFT JOIN playlist_members m ON m.playlist_id = p.id AND m.user_id = ${userId}
-    WHERE p.id = ${id} AND (p.owner_id = ${userId} OR m.user_id IS NOT NULL)`.execute(db);
-  return rows[0];
+): Promise<(AccessRow & { readonly song_count: number | string | null }) | undefined> {
+  return (await accessRowCounted(db, { id, userId })).rows[0];
 }
