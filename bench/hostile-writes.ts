@@ -10,13 +10,24 @@
  *
  * During each, bob reads a 10-song playlist at 50/s and creates a one-song playlist at 10/s, each timed from when
  * it was due. `npm run bench -- --only hostile-writes [--dialect postgres]`, or alone with
- * `npx tsx bench/hostile-writes.ts [--dialect sqlite|postgres] [--duration S]`.
+ * `npx tsx bench/hostile-writes.ts [--dialect sqlite|postgres] [--duration S] [--phases long,renames,creates]`
+ * (the quiet phase always runs first; `--phases` picks which of the others follow it, all by default).
  */
 import { auth, heavyLoad, post, victimLoad, type VictimLatency, idOf, withHostileService } from './neighbours.js';
 import { runStandalone } from './standalone.js';
 
 const CONNECTIONS = 50;
 const SONGS = 1000;
+
+const PHASES = ['long', 'renames', 'creates'] as const;
+/** The phases after the quiet one that `--phases a,b` names, or all of them. */
+function chosenPhases(argv: readonly string[]): ReadonlySet<string> {
+  const at = argv.indexOf('--phases');
+  const named = at > 0 ? (argv[at + 1] ?? '').split(',') : [...PHASES];
+  const unknown = named.filter((name) => !(PHASES as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`--phases: unknown ${unknown.join(', ')}; one of ${PHASES.join(', ')}`);
+  return new Set(named);
+}
 
 export interface WritesPhase {
   readonly description: string;
@@ -51,6 +62,7 @@ export async function measureHostileWrites(
   durationSeconds: number,
   logDir: string,
 ): Promise<HostileWritesResults> {
+  const chosen = chosenPhases(process.argv);
   return withHostileService('hostile-writes', dialect, pgUrl, logDir, ['bob', 'eve'], async (url) => {
     const mine = await idOf(await post(url, 'bob', 'mine', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
     const long = await idOf(await post(url, 'eve', 'long', songIds(false)));
@@ -68,18 +80,21 @@ export async function measureHostileWrites(
       phases.push({ description, reads, creates, hostileRps: load.heavyRps, hostileStatuses: load.heavyStatuses });
     };
     await phase('quiet', undefined);
-    await phase(`long edits: ${CONNECTIONS} connections, merge patches of ${SONGS} songs`, (n) =>
-      patch(url, long, { songIds: songIds(n % 2 === 1) }),
-    );
-    await phase(`renames: ${CONNECTIONS} connections rename one playlist`, (n) =>
-      patch(url, small, { name: `rename ${n}` }),
-    );
-    await phase(`creates and deletes: ${CONNECTIONS} connections`, async (n) => {
-      const created = await post(url, 'eve', `c${n}`, [1, 2]);
-      if (created.status !== 200) return created;
-      const id = await idOf(created);
-      return fetch(`${url}/v3/playlist/${id}`, { method: 'DELETE', headers: auth('eve') });
-    });
+    if (chosen.has('long'))
+      await phase(`long edits: ${CONNECTIONS} connections, merge patches of ${SONGS} songs`, (n) =>
+        patch(url, long, { songIds: songIds(n % 2 === 1) }),
+      );
+    if (chosen.has('renames'))
+      await phase(`renames: ${CONNECTIONS} connections rename one playlist`, (n) =>
+        patch(url, small, { name: `rename ${n}` }),
+      );
+    if (chosen.has('creates'))
+      await phase(`creates and deletes: ${CONNECTIONS} connections`, async (n) => {
+        const created = await post(url, 'eve', `c${n}`, [1, 2]);
+        if (created.status !== 200) return created;
+        const id = await idOf(created);
+        return fetch(`${url}/v3/playlist/${id}`, { method: 'DELETE', headers: auth('eve') });
+      });
     return { dialect, durationSeconds, phases };
   });
 }
