@@ -5,7 +5,7 @@ import { ifMatch, preconditionFailed } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { keepCommon } from './entry-order.js';
 import { playlistLength } from './playlist-store.repository.js';
-import type { PlaylistStore } from './playlist.store.js';
+import type { Current, Decision, PlaylistStore } from './playlist.store.js';
 import { EditRefused } from './playlist-edit.checks.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
 import { render, snapshotEtag, type PlaylistAnswer } from './playlist.render.js';
@@ -64,7 +64,7 @@ export function playlistEditor(
     rules: RulesChange,
   ): Promise<Edited> {
     if (rules != null) await checkRulePlaylists(access, userId, rules);
-    const edited = await store.edit(id, userId, kind, async (current, trx) => {
+    const decide = async (current: Current, trx: Db['kysely']): Promise<Decision<undefined>> => {
       // The edit is worked out first, but a refusal of it answers only once the precondition holds.
       const document = {
         name: current.name,
@@ -101,7 +101,9 @@ export function playlistEditor(
             next.songs.map((song) => song.id),
           );
       return { name: next.name, slots, result: undefined, rules: rulesAfter };
-    });
+    };
+    // Without rules to check, deciding only reads: on PostgreSQL the edit is tried first without a transaction.
+    const edited = await store.edit(id, userId, kind, decide, { readsOnly: rules == null });
     if (edited === undefined) throw await access.refusal(userId, id);
     onEdited(id);
     return { id, ...render(edited.snapshot, grant), songCount: edited.entries.length };

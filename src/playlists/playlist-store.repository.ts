@@ -94,7 +94,7 @@ const readEntries = compiledOnce(
       .orderBy('entry'),
 );
 
-/** PostgreSQL: the row as `lockedRowWithEntries` reads it. */
+/** PostgreSQL: the row as `rowWithEntries` reads it. */
 interface LockedRow {
   readonly owner_id: number;
   readonly name: string;
@@ -110,20 +110,41 @@ interface LockedRow {
 }
 
 /**
- * PostgreSQL: the row, locked, with its entries and its current revision's chain, in one statement and one round
- * trip. A lock that was waited for hands over the row as the transaction that held it left it, but the statement's
- * other reads keep the snapshot it started with: `seen_version` tells the two apart.
+ * PostgreSQL: the row with its entries and its current revision's chain, in one statement and one round trip;
+ * `lock`, locked until the transaction ends. A lock that was waited for hands over the row as the transaction that
+ * held it left it, but the statement's other reads keep the snapshot it started with: `seen_version` tells the two
+ * apart.
  */
-async function lockedRowWithEntries(trx: Q, id: number): Promise<LockedRow | undefined> {
-  const { rows } = await sql<LockedRow>`${prepared('row-for-write-with-entries')}
+async function rowWithEntries(q: Q, id: number, lock: boolean): Promise<LockedRow | undefined> {
+  const { rows } = await sql<LockedRow>`${prepared(lock ? 'row-for-write-with-entries' : 'row-with-entries')}
     SELECT p.owner_id, p.name, p.version, p.next_entry, p.rules, (SELECT version FROM catalog_version) AS catalog_version,
       (SELECT r.chain FROM playlist_revisions r WHERE r.playlist_id = p.id AND r.version = p.version) AS chain,
       (SELECT s.version FROM playlists s WHERE s.id = p.id) AS seen_version,
       (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord) ORDER BY e.ord, e.entry), '[]')
         FROM playlist_songs e WHERE e.playlist_id = p.id) AS entries
-    FROM playlists p WHERE p.id = ${id}
-    FOR UPDATE OF p`.execute(trx);
+    FROM playlists p WHERE p.id = ${id}${lock ? sql` FOR UPDATE OF p` : sql``}`.execute(q);
   return rows[0];
+}
+
+const fromRowWithEntries = (row: LockedRow): PlaylistForWrite => ({
+  ownerId: row.owner_id,
+  name: row.name,
+  version: Number(row.version),
+  nextEntry: Number(row.next_entry),
+  catalogVersion: Number(row.catalog_version),
+  entries: row.entries.map(([entry, songId, ord]) => ({ entry, songId, ord })),
+  revisionChain: row.chain,
+  rules: row.rules,
+});
+
+/**
+ * PostgreSQL: the playlist with its entries in order, as one statement's snapshot holds it, with no transaction and
+ * no lock; undefined when it is gone. What an edit decides from it is saved only if the playlist is still at this
+ * version (`saveChangesAtOnce`).
+ */
+export async function playlistAsItIs(q: Q, id: number): Promise<PlaylistForWrite | undefined> {
+  const row = await rowWithEntries(q, id, false);
+  return row === undefined ? undefined : fromRowWithEntries(row);
 }
 
 /**
@@ -135,20 +156,11 @@ async function lockedRowWithEntries(trx: Q, id: number): Promise<LockedRow | und
  */
 export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForWrite | undefined> {
   if (dialect === 'postgres') {
-    const locked = await lockedRowWithEntries(trx, id);
+    const locked = await rowWithEntries(trx, id, true);
     if (locked === undefined) return undefined;
     // Read at the version it is locked at: nobody changed it between the statement's snapshot and its lock.
     if (locked.seen_version !== null && Number(locked.seen_version) === Number(locked.version)) {
-      return {
-        ownerId: locked.owner_id,
-        name: locked.name,
-        version: Number(locked.version),
-        nextEntry: Number(locked.next_entry),
-        catalogVersion: Number(locked.catalog_version),
-        entries: locked.entries.map(([entry, songId, ord]) => ({ entry, songId, ord })),
-        revisionChain: locked.chain,
-        rules: locked.rules,
-      };
+      return fromRowWithEntries(locked);
     }
     // Another instance's edit committed while this one waited for the lock: read it all again, after the lock.
   }
@@ -263,40 +275,57 @@ export async function writeEntries(trx: Q, id: number, written: readonly StoredE
 }
 
 /**
- * `saveChanges` on PostgreSQL, in one statement: entries removed and written (an upsert by entry, so that the
- * delete and the writes touch different rows whatever order they run in), the row's name, version and next entry,
- * the revision and the search document: one round trip where a change at the front took five
- * (docs/benchmarks.md, "Edits and members' lists in fewer statements"). Answers the smart playlists whose rules name
- * the playlist (`smart_sources`), which the store's listeners refresh, so that finding them costs no round trip.
+ * `saveChanges` on PostgreSQL, in one statement, made on the playlist at version `from`: entries removed and written
+ * (an upsert by entry, so that the delete and the writes touch different rows whatever order they run in), the row's
+ * name, version and next entry, the revision and the search document: one round trip where a change at the front
+ * took five (docs/benchmarks.md, "Edits and members' lists in fewer statements"). It writes only when the playlist
+ * is still at `from` and no other transaction holds its row (`locked`, which never waits: the row a transaction of
+ * this edit's own locked is its own); undefined when it wrote nothing. Otherwise it answers the smart playlists whose
+ * rules name the playlist (`smart_sources`), which the store's listeners refresh, so that finding them costs no round
+ * trip.
  */
-export async function saveChangesAtOnce(trx: Q, id: number, changes: RowChanges): Promise<number[]> {
+export async function saveChangesAtOnce(
+  q: Q,
+  id: number,
+  from: number,
+  changes: RowChanges,
+): Promise<number[] | undefined> {
   const r = changes.revision;
   const { written } = changes;
-  const { rows } = await sql<{ dependents: (number | string)[] }>`${prepared('playlist-edit')}
-    WITH gone AS (
-      DELETE FROM playlist_songs WHERE playlist_id = ${id} AND entry = ANY(${changes.deleted}::bigint[])
+  const { rows } = await sql<{ saved: number; dependents: (number | string)[] }>`${prepared('playlist-edit')}
+    WITH locked AS MATERIALIZED (
+      SELECT id FROM playlists WHERE id = ${id} AND version = ${from} FOR UPDATE SKIP LOCKED
+    ), gone AS (
+      DELETE FROM playlist_songs
+      WHERE playlist_id = (SELECT id FROM locked) AND entry = ANY(${changes.deleted}::bigint[])
     ), entries AS (
       INSERT INTO playlist_songs (playlist_id, entry, ord, song_id)
-      SELECT ${id}::bigint, w.entry, w.ord, w.song_id
-      FROM unnest(${written.map((w) => w.entry)}::bigint[], ${written.map((w) => w.ord)}::text[],
+      SELECT locked.id, w.entry, w.ord, w.song_id
+      FROM locked, unnest(${written.map((w) => w.entry)}::bigint[], ${written.map((w) => w.ord)}::text[],
         ${written.map((w) => w.songId)}::bigint[]) AS w (entry, ord, song_id)
       ON CONFLICT (playlist_id, entry) DO UPDATE SET ord = excluded.ord
     ), revision AS (
       INSERT INTO playlist_revisions (playlist_id, owner_id, version, at, by_id, change, name, song_count, splice_at,
         splice_deleted, songs, entries, chain, rules)
-      VALUES (${r.playlist_id}, ${r.owner_id}, ${r.version}, ${r.at}, ${r.by_id}, ${r.change}, ${r.name},
+      SELECT ${r.playlist_id}, ${r.owner_id}, ${r.version}, ${r.at}, ${r.by_id}, ${r.change}, ${r.name},
         ${r.song_count}, ${r.splice_at}::integer, ${r.splice_deleted}::integer, ${r.songs}, ${r.entries}, ${r.chain},
-        ${r.rules ?? null}::text)
+        ${r.rules ?? null}::text
+      FROM locked
     ), document AS (
-      UPDATE playlist_documents SET doc = ${changes.doc} WHERE owner_id = ${changes.ownerId} AND playlist_id = ${id}
+      UPDATE playlist_documents SET doc = ${changes.doc}
+      WHERE owner_id = ${changes.ownerId} AND playlist_id = (SELECT id FROM locked)
+    ), saved AS (
+      UPDATE playlists SET name = ${changes.name}, version = ${changes.version}, next_entry = ${changes.nextEntry},
+        rules = ${changes.rules}::text
+      WHERE id = (SELECT id FROM locked)
+      RETURNING id
     )
-    UPDATE playlists SET name = ${changes.name}, version = ${changes.version}, next_entry = ${changes.nextEntry},
-      rules = ${changes.rules}::text
-    WHERE id = ${id}
-    RETURNING ARRAY(SELECT playlist_id FROM smart_sources WHERE source_id = ${id} ORDER BY playlist_id) AS dependents`.execute(
-    trx,
+    SELECT (SELECT count(*) FROM saved)::int AS saved,
+      ARRAY(SELECT playlist_id FROM smart_sources WHERE source_id = ${id} ORDER BY playlist_id) AS dependents`.execute(
+    q,
   );
-  return (rows[0]?.dependents ?? []).map(Number);
+  const row = rows[0];
+  return row === undefined || row.saved === 0 ? undefined : row.dependents.map(Number);
 }
 
 /** What a new playlist is made of: its owner, name, entries (in order, with their keys) and search document. */

@@ -17,6 +17,7 @@ import {
   EDIT_LOCK_WAIT_MS,
   insertPlaylist,
   insertRevision,
+  playlistAsItIs,
   playlistForWrite,
   saveChanges,
   saveChangesAtOnce,
@@ -68,6 +69,9 @@ export interface Edited<T> extends Written {
   readonly changed: boolean;
   readonly result: T;
 }
+
+/** What an edit's save answers when it wrote nothing: the playlist was not at the version the edit was made on. */
+const NOT_SAVED = Symbol('not saved');
 
 /** The playlist as an edit sees it, in its transaction. */
 export type Current = PlaylistForWrite;
@@ -201,76 +205,116 @@ export function playlistStore(db: Db) {
      * An edit of the playlist by `byId`: `decide` gets the playlist as it is, locked, in the write's transaction,
      * and answers what it becomes (or that nothing changes, or throws and nothing is written). Undefined when the
      * playlist is gone.
+     *
+     * `readsOnly`: `decide` writes nothing of its own through the query it is given. On PostgreSQL such an edit is
+     * first worked out from the playlist read with no transaction and no lock, and saved in one statement that writes
+     * only if the playlist is still at the version it was read at (`saveChangesAtOnce`): four round trips where the
+     * transaction takes six. When it was not (another instance's edit came first, or holds the row), or when the
+     * edit changes a smart playlist's rules, it is worked out again from the start in a transaction, as every edit
+     * is on SQLite, so `decide` may run twice.
      */
     async edit<T>(
       id: number,
       byId: number,
       kind: EditKind,
       decide: (current: Current, trx: Db['kysely']) => Decision<T> | Promise<Decision<T>>,
+      options: { readonly readsOnly?: boolean } = {},
     ): Promise<Edited<T> | undefined> {
-      const edited = await db.write(
-        async (trx): Promise<(Edited<T> & { dependents: readonly number[] }) | undefined> => {
-          const current = await playlistForWrite(trx, db.dialect, id);
-          if (current === undefined) return undefined;
-          const decision = await decide(current, trx);
-          if ('unchanged' in decision) {
-            const songs = await catalogSongs(
-              trx,
-              current.entries.map((e) => e.songId),
-            );
-            const shown = written(
-              id,
-              current.version,
-              current.catalogVersion,
-              current.name,
-              current.entries,
-              songs,
-              current.rules,
-            );
-            return { ...shown, changed: false, result: decision.result, dependents: [] as readonly number[] };
-          }
+      type Attempt = (Edited<T> & { dependents: readonly number[] }) | undefined;
+      /** The edit worked out from `current` and saved by `save`; NOT_SAVED when `save` wrote nothing. */
+      async function attempt(
+        trx: Db['kysely'],
+        current: Current,
+        save: (changes: RowChanges) => Promise<readonly number[] | undefined>,
+      ): Promise<Attempt | typeof NOT_SAVED> {
+        const decision = await decide(current, trx);
+        if ('unchanged' in decision) {
           const songs = await catalogSongs(
             trx,
-            decision.slots.map((slot) => slot.songId),
+            current.entries.map((e) => e.songId),
           );
-          const plan = planEntries(current.entries, decision.slots, current.nextEntry);
-          const version = current.version + 1;
-          const rules = decision.rules === undefined ? current.rules : decision.rules;
-          const revision = await revisionRow(trx, {
-            playlistId: id,
-            ownerId: current.ownerId,
-            byId,
-            version,
-            change: kind,
-            name: decision.name,
-            before: slotsOf(current.entries),
-            after: slotsOf(plan.entries),
-            at: Date.now(),
-            previousChain: current.revisionChain,
-            rules,
-          });
-          const changes: RowChanges = {
-            deleted: plan.deleted,
-            written: plan.written,
-            name: decision.name,
-            version,
-            nextEntry: plan.nextEntry,
-            ownerId: current.ownerId,
-            doc: playlistDocument(decision.name, songs),
-            revision,
-            rules,
-          };
-          // The smart playlists that name it, for the listeners: the save's statements answer them.
-          let dependents: readonly number[];
-          if (db.dialect === 'postgres') dependents = await saveChangesAtOnce(trx, id, changes);
-          else dependents = await saveChanges(trx, id, changes);
-          // The playlists the rules name change with them (a refresh leaves them as they are).
-          if (rules !== current.rules) await writeSmartSources(trx, id, sourcesOf(current.rules), sourcesOf(rules));
-          const shown = written(id, version, current.catalogVersion, decision.name, plan.entries, songs, rules);
-          return { ...shown, changed: true, result: decision.result, dependents };
-        },
-        { lockWaitMs: EDIT_LOCK_WAIT_MS },
-      );
+          const shown = written(
+            id,
+            current.version,
+            current.catalogVersion,
+            current.name,
+            current.entries,
+            songs,
+            current.rules,
+          );
+          return { ...shown, changed: false, result: decision.result, dependents: [] as readonly number[] };
+        }
+        const songs = await catalogSongs(
+          trx,
+          decision.slots.map((slot) => slot.songId),
+        );
+        const plan = planEntries(current.entries, decision.slots, current.nextEntry);
+        const version = current.version + 1;
+        const rules = decision.rules === undefined ? current.rules : decision.rules;
+        const revision = await revisionRow(trx, {
+          playlistId: id,
+          ownerId: current.ownerId,
+          byId,
+          version,
+          change: kind,
+          name: decision.name,
+          before: slotsOf(current.entries),
+          after: slotsOf(plan.entries),
+          at: Date.now(),
+          previousChain: current.revisionChain,
+          rules,
+        });
+        // The smart playlists that name it, for the listeners: the save's statements answer them.
+        const dependents = await save({
+          deleted: plan.deleted,
+          written: plan.written,
+          name: decision.name,
+          version,
+          nextEntry: plan.nextEntry,
+          ownerId: current.ownerId,
+          doc: playlistDocument(decision.name, songs),
+          revision,
+          rules,
+        });
+        if (dependents === undefined) return NOT_SAVED;
+        const shown = written(id, version, current.catalogVersion, decision.name, plan.entries, songs, rules);
+        return { ...shown, changed: true, result: decision.result, dependents };
+      }
+
+      let edited: Attempt | typeof NOT_SAVED = NOT_SAVED;
+      if (db.dialect === 'postgres' && options.readsOnly === true) {
+        const current = await playlistAsItIs(q, id);
+        edited =
+          current === undefined
+            ? undefined
+            : await attempt(q, current, async (changes) =>
+                changes.rules === current.rules ? saveChangesAtOnce(q, id, current.version, changes) : undefined,
+              );
+      }
+      if (edited === NOT_SAVED) {
+        edited = await db.write(
+          async (trx): Promise<Attempt> => {
+            const current = await playlistForWrite(trx, db.dialect, id);
+            if (current === undefined) return undefined;
+            const outcome = await attempt(trx, current, async (changes) => {
+              const dependents =
+                db.dialect === 'postgres'
+                  ? await saveChangesAtOnce(trx, id, current.version, changes)
+                  : await saveChanges(trx, id, changes);
+              // The row is this transaction's, locked at this version: the write cannot have been refused.
+              if (dependents === undefined) throw new Error(`playlist ${id}: the locked row was not written`);
+              // The playlists the rules name change with them (a refresh leaves them as they are).
+              if (changes.rules !== current.rules) {
+                await writeSmartSources(trx, id, sourcesOf(current.rules), sourcesOf(changes.rules));
+              }
+              return dependents;
+            });
+            if (outcome === NOT_SAVED) throw new Error(`playlist ${id}: the locked row was not written`);
+            return outcome;
+          },
+          { lockWaitMs: EDIT_LOCK_WAIT_MS },
+        );
+      }
       if (edited === undefined) return undefined;
       const { dependents, ...answer } = edited;
       if (answer.changed) await committed(id, dependents);
