@@ -1,5 +1,6 @@
 import { generateKeyBetween } from 'fractional-indexing';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../helpers/databases.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -146,32 +147,59 @@ for (const dialect of DIALECTS) {
         expect(sent.filter((statement) => /prepared: playlist-access-counted/.test(statement))).toHaveLength(1);
       });
 
-      it("builds on another instance's edit committed while it waited for the playlist", async () => {
-        const security = await t.addUser();
-        const playlist = await createPlaylist(t.app, security, 'Raced', [1, 2]);
-        const url = `/v3/playlist/${playlist.id}`;
+      /**
+       * Another instance's edit of the playlist, held open in a transaction on `other`: song 3 appended, a new
+       * version; with `songsLocked`, the catalog's table locked too, so that an edit's read of its songs waits.
+       */
+      async function appendHeld(other: Kysely<Database>, playlistId: number, songsLocked = false) {
+        await sql`SELECT id FROM playlists WHERE id = ${playlistId} FOR UPDATE`.execute(other);
+        const last = await sql<{ ord: string }>`SELECT max(ord) AS ord FROM playlist_songs
+          WHERE playlist_id = ${playlistId}`.execute(other);
+        const ord = generateKeyBetween(last.rows[0]!.ord, null);
+        await sql`INSERT INTO playlist_songs (playlist_id, entry, ord, song_id)
+          VALUES (${playlistId}, 100, ${ord}, 3)`.execute(other);
+        await sql`UPDATE playlists SET version = version + 1, next_entry = 101 WHERE id = ${playlistId}`.execute(other);
+        if (songsLocked) await sql`LOCK TABLE songs IN ACCESS EXCLUSIVE MODE`.execute(other);
+      }
+
+      /**
+       * Once the statement `logged` has been answered since `from` (in the test app's log) and a statement of this
+       * database's waits for a lock (5 s at most): what the waiting ones wait for, `transactionid` for a row another
+       * transaction holds, `relation` for a table. (Their text is no help: a prepared statement can wait while it is
+       * bound, before the server shows it as running.)
+       */
+      async function lockWaited(other: Kysely<Database>, from: number, logged: RegExp): Promise<string[]> {
+        for (let i = 0; i < 100; i++) {
+          if (t.queries.slice(from).some((q) => logged.test(q.sql))) {
+            const waiting = await sql<{ wait_event: string }>`SELECT wait_event FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(other);
+            if (waiting.rows.length > 0) return waiting.rows.map((row) => row.wait_event);
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        return [];
+      }
+
+      /**
+       * An append of song 4 sent while `appendHeld` holds another instance's edit, committed once the append waits:
+       * what it waited for, and the statements logged meanwhile, each once answered, among the test's own (its
+       * polls, then its `COMMIT`, the first in the log).
+       */
+      async function appendBeside(security: string, playlistId: number, songsLocked: boolean) {
         const before = t.queries.length;
+        let waited: string[] = [];
         const answer = await t.db.kysely.connection().execute(async (other) => {
           await sql`BEGIN`.execute(other);
           try {
-            // Another instance's edit, held open: song 3 appended, a new version.
-            await sql`SELECT id FROM playlists WHERE id = ${playlist.id} FOR UPDATE`.execute(other);
-            const last = await sql<{ ord: string }>`SELECT max(ord) AS ord FROM playlist_songs
-              WHERE playlist_id = ${playlist.id}`.execute(other);
-            const ord = generateKeyBetween(last.rows[0]!.ord, null);
-            await sql`INSERT INTO playlist_songs (playlist_id, entry, ord, song_id)
-              VALUES (${playlist.id}, 100, ${ord}, 3)`.execute(other);
-            await sql`UPDATE playlists SET version = version + 1, next_entry = 101 WHERE id = ${playlist.id}`.execute(
+            await appendHeld(other, playlistId, songsLocked);
+            const appending = edit('POST', `/v3/playlist/${playlistId}/songs`, security, { songIds: [4] });
+            // Held, the row makes the edit start again in a transaction, which waits for it; the catalog's table
+            // makes it wait for its songs, once it has read the playlist.
+            waited = await lockWaited(
               other,
+              before,
+              songsLocked ? /^\/\* prepared: row-with-entries \*\// : /^BEGIN; SET LOCAL lock_timeout/,
             );
-            const appending = edit('POST', `${url}/songs`, security, { songIds: [4] });
-            // Committed once the append waits for the row.
-            for (let i = 0; i < 100; i++) {
-              const waiting = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(other);
-              if (waiting.rows[0]!.n > 0) break;
-              await new Promise((resolve) => setTimeout(resolve, 50));
-            }
             await sql`COMMIT`.execute(other);
             return await appending;
           } catch (error) {
@@ -182,19 +210,40 @@ for (const dialect of DIALECTS) {
         const sent = t.queries.slice(before).map((q) => q.sql);
         expect(answer.statusCode, answer.body).toBe(200);
         expect(ids(answer.json())).toEqual([1, 2, 3, 4]);
-        expect(ids((await get(playlist.id, security)).json())).toEqual([1, 2, 3, 4]);
-        // The write made on the version read first wrote nothing (another transaction held the row, and never made
-        // it wait); the edit was worked out again in a transaction, which waited for the row and read it after.
+        expect(ids((await get(playlistId, security)).json())).toEqual([1, 2, 3, 4]);
+        // The write made on the version read first wrote nothing; the edit was worked out again in a transaction,
+        // which locked the row and read it after the other's commit.
         const written = sent.filter((statement) => /^\/\* prepared: playlist-edit \*\//.test(statement));
         expect(written, sent.join('\n')).toHaveLength(2);
         const restarted = sent.indexOf('BEGIN; SET LOCAL lock_timeout = 1000');
         expect(restarted, sent.join('\n')).toBeGreaterThan(sent.indexOf(written[0]!));
-        // Each statement is logged once answered, among the test's own (its polls, its COMMIT).
         const locked = sent.findIndex((statement) => /^\/\* prepared: row-for-write-with-entries \*\//.test(statement));
         expect(locked, sent.join('\n')).toBeGreaterThan(restarted);
-        expect(sent[locked]).toMatch(/FOR UPDATE/);
         expect(sent.indexOf(written[1]!, locked)).toBeGreaterThan(locked);
         expect(sent.at(-1)).toBe('COMMIT');
+        const read = sent.findIndex((statement) => /^\/\* prepared: row-with-entries \*\//.test(statement));
+        return { waited, sent, read, firstWrite: sent.indexOf(written[0]!), othersCommit: sent.indexOf('COMMIT') };
+      }
+
+      it("builds on another instance's edit that holds the playlist, waiting for it only in a transaction", async () => {
+        const security = await t.addUser();
+        const playlist = await createPlaylist(t.app, security, 'Raced', [1, 2]);
+        const { waited, sent, firstWrite, othersCommit } = await appendBeside(security, playlist.id, false);
+        // The write on the version read first found the row held and went on at once, before the other's commit:
+        // what waited for the row was the transaction it started again in.
+        expect(waited).toContain('transactionid');
+        expect(firstWrite, sent.join('\n')).toBeLessThan(othersCommit);
+      });
+
+      it("builds on another instance's edit committed after it read the playlist", async () => {
+        const security = await t.addUser();
+        const playlist = await createPlaylist(t.app, security, 'Raced after', [1, 2]);
+        // The append reads the playlist as it was, then waits for the catalog's table until the other edit commits:
+        // its write finds the playlist at another version, held by nobody.
+        const { waited, sent, read, firstWrite, othersCommit } = await appendBeside(security, playlist.id, true);
+        expect(waited).toContain('relation');
+        expect(read, sent.join('\n')).toBeLessThan(othersCommit);
+        expect(firstWrite, sent.join('\n')).toBeGreaterThan(othersCommit);
       });
     }
 
