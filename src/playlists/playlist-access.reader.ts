@@ -1,4 +1,4 @@
-import DataLoader from 'dataloader';
+import { batchedPerTurn } from '../db/batched.js';
 import type { Db } from '../db/database.js';
 import {
   playlistAccessRow,
@@ -6,9 +6,6 @@ import {
   playlistAccessRows,
   type AccessRow,
 } from './playlist-access.repository.js';
-
-/** The most access reads one PostgreSQL statement makes. */
-const ACCESS_READS_PER_STATEMENT = 256;
 
 /**
  * Reads a caller's standing towards a playlist: its row, or undefined when they neither own it nor are a member.
@@ -30,21 +27,9 @@ export type AccessReader = (
 export function accessReader(db: Db): AccessReader {
   const q = db.kysely;
   if (db.dialect !== 'postgres') return (id, userId) => playlistAccessRow(q, id, userId);
-  const reads = new DataLoader<{ id: number; userId: number }, AccessRow | undefined, { id: number; userId: number }>(
-    async (pairs) => {
-      // Filled, not sparse: DataLoader takes an array with a hole at its end for one of the wrong length.
-      const found = pairs.map((): AccessRow | undefined => undefined);
-      for (const { n, ...row } of await playlistAccessRows(q, pairs)) found[Number(n) - 1] = row;
-      return found;
-    },
-    {
-      cache: false,
-      maxBatchSize: ACCESS_READS_PER_STATEMENT,
-      batchScheduleFn: (dispatch) => setImmediate(dispatch),
-    },
-  );
+  const reads = batchedPerTurn((pairs: readonly { id: number; userId: number }[]) => playlistAccessRows(q, pairs));
   return async (id, userId, count = false) => {
-    if (!count) return reads.load({ id, userId });
+    if (!count) return reads({ id, userId });
     const row = await playlistAccessRowCounted(q, id, userId);
     if (row === undefined) return undefined;
     const { song_count, ...rest } = row;
