@@ -6,7 +6,7 @@
  *   playlists built with Kysely and compiled for every request, as before, against `pageOfPlaylists`, compiled once
  *   (a named prepared statement on PostgreSQL). µs of CPU a page.
  * - a repeated search on PostgreSQL: the library version, then the versions of the page's playlists, as two
- *   statements, against `libraryVersionWithPlaylists`, one. µs a search.
+ *   statements, against `libraryVersions` (a batch of one), one. µs a search.
  *
  * On PostgreSQL, also the CPU of the server process behind the one connection (from /proc: this machine's server).
  *
@@ -24,7 +24,7 @@ import { openDatabase, type Db } from '../src/db/database.js';
 import { catalogVersion } from '../src/db/playlist-changes.js';
 import type { Database } from '../src/db/schema.js';
 import { pageOfPlaylists } from '../src/playlists/playlist.repository.js';
-import { libraryVersion, libraryVersionWithPlaylists } from '../src/search/search.repository.js';
+import { libraryVersion, libraryVersions } from '../src/search/search.repository.js';
 import { processCpuMs } from './cpu.js';
 
 const sqliteSource = process.argv[2] ?? 'bench/data/sqlite-10010.db';
@@ -163,9 +163,9 @@ try {
         await libraryVersion(postgres.kysely, id);
         await versionsAfter(postgres.kysely, pageIds.get(id)!);
       },
-      'both in one statement (libraryVersionWithPlaylists)': async () => {
+      'both in one statement (libraryVersions)': async () => {
         const id = user();
-        await libraryVersionWithPlaylists(postgres.kysely, id, pageIds.get(id)!);
+        await libraryVersions(postgres.kysely, [{ userId: id, ids: pageIds.get(id)! }]);
       },
     },
     server,

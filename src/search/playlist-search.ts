@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { SearchSettings } from '../config.js';
+import { batchedPerTurn } from '../db/batched.js';
 import type { Db } from '../db/database.js';
 import { matchInSlices, type SearchGate } from './bounded-search.js';
 import { playlistDocument } from './search-text.js';
@@ -7,7 +8,8 @@ import {
   documentSlice,
   documentSource,
   libraryVersion,
-  libraryVersionWithPlaylists,
+  libraryVersions,
+  type LibraryVersionRead,
   playlistsWithSongs,
   replacePlaylistDocument,
   sharedDocumentSlice,
@@ -46,6 +48,12 @@ export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGat
     sizeCalculation: (entry) => entry.ids.length + 16,
   });
 
+  // PostgreSQL: the library versions that the searches of one turn confirm, read in one statement.
+  const versionReads =
+    db.dialect === 'postgres'
+      ? batchedPerTurn((reads: readonly LibraryVersionRead[]) => libraryVersions(db.kysely, reads))
+      : undefined;
+
   return {
     /**
      * The ids of the owner's playlists that contain every (normalised) word, in playlist order, with the catalog's
@@ -72,9 +80,9 @@ export function playlistSearch(db: Db, settings: SearchSettings, gate: SearchGat
         before === undefined || page === undefined
           ? undefined
           : before.ids.slice(page.offset, page.offset + page.limit);
-      const withVersions =
-        pageIds === undefined ? undefined : await libraryVersionWithPlaylists(db.kysely, ownerId, pageIds);
-      const now = pageIds === undefined ? await libraryVersion(db.kysely, ownerId) : withVersions;
+      const read = versionReads === undefined ? undefined : await versionReads({ userId: ownerId, ids: pageIds });
+      const now = versionReads === undefined ? await libraryVersion(db.kysely, ownerId) : read;
+      const withVersions = pageIds === undefined ? undefined : read;
       const kept = found.get(key);
       if (now === undefined) return { ids: [], catalogVersion: undefined };
       const library = Number(now.library_version);

@@ -4,6 +4,7 @@ import { catalogVersion } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
 import { characterCount, containsPattern } from './search-text.js';
 import { compiledOnce } from '../db/compiled.js';
+import { prepared } from '../db/postgres.js';
 
 /**
  * What searches read and write: the playlists' documents (`playlist_documents`, by owner), the slices of them and of
@@ -111,26 +112,33 @@ export async function libraryVersion(db: Q, userId: number) {
   return (await readLibraryVersion(db, { userId })).rows[0];
 }
 
-/**
- * PostgreSQL: `libraryVersion` with the current versions of these playlists (`[id, version]` pairs, a deleted one
- * absent), in one statement: a page of a kept search confirms what it shows in one round trip.
- */
-const readLibraryWithVersions = compiledOnce(
-  'library-version-with-playlists',
-  (p: { userId: number; ids: readonly number[] }) => (q) =>
-    q
-      .selectFrom('users')
-      .select([
-        'library_version',
-        catalogVersion,
-        sql<[number, number][] | null>`(SELECT json_agg(json_build_array(p.id, p.version)) FROM playlists p
-          WHERE p.id = ANY(${p.ids}))`.as('versions'),
-      ])
-      .where('id', '=', p.userId),
-);
+/** What `libraryVersions` reads for one search: the user, and the playlists of the page it would show (if any). */
+export interface LibraryVersionRead {
+  readonly userId: number;
+  readonly ids: readonly number[] | undefined;
+}
 
-export async function libraryVersionWithPlaylists(db: Q, userId: number, ids: readonly number[]) {
-  return (await readLibraryWithVersions(db, { userId, ids })).rows[0];
+/**
+ * PostgreSQL: `libraryVersion` for several searches in one statement, with the current versions of the playlists
+ * each names (`[id, version]` pairs, a deleted one absent; null when it names none or none is left): the searches of
+ * one turn confirm what they show in one round trip. A row for each read whose user exists, named by its place (`n`).
+ */
+export async function libraryVersions(db: Q, reads: readonly LibraryVersionRead[]) {
+  const users = reads.map((read) => read.userId);
+  // Each read's ids as an array literal, so that reads of any length go in one array parameter.
+  const ids = reads.map((read) => (read.ids === undefined ? null : `{${read.ids.join(',')}}`));
+  const { rows } = await sql<{
+    n: number | string;
+    library_version: number | string;
+    catalog_version: number | string;
+    versions: [number, number][] | null;
+  }>`${prepared('library-versions')}
+    SELECT r.n, u.library_version, (SELECT version FROM catalog_version) AS catalog_version,
+      (SELECT json_agg(json_build_array(p.id, p.version)) FROM playlists p WHERE p.id = ANY(r.ids::bigint[]))
+        AS versions
+    FROM unnest(${users}::bigint[], ${ids}::text[]) WITH ORDINALITY AS r (user_id, ids, n)
+    JOIN users u ON u.id = r.user_id`.execute(db);
+  return rows;
 }
 
 /** The playlist's search document, in the transaction that creates the playlist. */

@@ -38,6 +38,27 @@ describeEachDatabase('a repeated search on %s', (t) => {
     }
   });
 
+  it("confirms several users' repeated searches that arrive together, each with its own answer", async () => {
+    const users = [await t.addUser(), await t.addUser(), await t.addUser()];
+    const made = [];
+    for (const [i, user] of users.entries()) made.push(await createPlaylist(t.app, user, `Kept quince ${i}`, [i + 1]));
+    const search = (user: string) => sendAs(t.app, 'GET', '/v3/playlist?search=quince', user);
+    const first = await Promise.all(users.map(search));
+    expect(first.map((answer) => ids(answer.body))).toEqual(made.map((playlist) => [playlist.id]));
+    // One of them renames hers: her search finds nothing now, the others' are as they were.
+    expect((await sendAs(t.app, 'PATCH', `/v3/playlist/${made[1]!.id}`, users[1]!, { name: 'Pear' })).statusCode).toBe(
+      200,
+    );
+    const before = t.queries.length;
+    const again = await Promise.all(users.map(search));
+    expect(again.map((answer) => ids(answer.body))).toEqual([[made[0]!.id], [], [made[2]!.id]]);
+    if (t.db.dialect === 'postgres') {
+      // The three confirmations in one statement (its first parameter, the users), whoever's library changed.
+      const confirmations = t.queries.slice(before).filter((query) => /library_version/.test(query.sql));
+      expect(confirmations.map((query) => (query.parameters[0] as unknown[]).length)).toEqual([3]);
+    }
+  });
+
   it('finds what every kind of write changed at once', async () => {
     const alice = await t.addUser();
     const search = async () => ids((await sendAs(t.app, 'GET', '/v3/playlist?search=marmalade', alice)).body);
