@@ -103,8 +103,8 @@ interface LockedRow {
   readonly rules: string | null;
   readonly catalog_version: number | string;
   readonly chain: number | null;
-  /** The version the statement's snapshot holds, which its other reads were made at. */
-  readonly seen_version: number | string | null;
+  /** Locked: the version the statement's snapshot holds, which its other reads were made at. */
+  readonly seen_version?: number | string | null;
   /** The entries in order, as [entry, song id, order key]. */
   readonly entries: readonly (readonly [number, number, string])[];
 }
@@ -112,14 +112,14 @@ interface LockedRow {
 /**
  * PostgreSQL: the row with its entries and its current revision's chain, in one statement and one round trip;
  * `lock`, locked until the transaction ends. A lock that was waited for hands over the row as the transaction that
- * held it left it, but the statement's other reads keep the snapshot it started with: `seen_version` tells the two
- * apart.
+ * held it left it, but the statement's other reads keep the snapshot it started with: a locked read's `seen_version`
+ * tells the two apart.
  */
 async function rowWithEntries(q: Q, id: number, lock: boolean): Promise<LockedRow | undefined> {
   const { rows } = await sql<LockedRow>`${prepared(lock ? 'row-for-write-with-entries' : 'row-with-entries')}
     SELECT p.owner_id, p.name, p.version, p.next_entry, p.rules, (SELECT version FROM catalog_version) AS catalog_version,
       (SELECT r.chain FROM playlist_revisions r WHERE r.playlist_id = p.id AND r.version = p.version) AS chain,
-      (SELECT s.version FROM playlists s WHERE s.id = p.id) AS seen_version,
+      ${lock ? sql`(SELECT s.version FROM playlists s WHERE s.id = p.id) AS seen_version,` : sql``}
       (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord) ORDER BY e.ord, e.entry), '[]')
         FROM playlist_songs e WHERE e.playlist_id = p.id) AS entries
     FROM playlists p WHERE p.id = ${id}${lock ? sql` FOR UPDATE OF p` : sql``}`.execute(q);
@@ -159,7 +159,7 @@ export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Pr
     const locked = await rowWithEntries(trx, id, true);
     if (locked === undefined) return undefined;
     // Read at the version it is locked at: nobody changed it between the statement's snapshot and its lock.
-    if (locked.seen_version !== null && Number(locked.seen_version) === Number(locked.version)) {
+    if (locked.seen_version != null && Number(locked.seen_version) === Number(locked.version)) {
       return fromRowWithEntries(locked);
     }
     // Another instance's edit committed while this one waited for the lock: read it all again, after the lock.

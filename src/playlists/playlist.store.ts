@@ -301,14 +301,13 @@ export function playlistStore(db: Db) {
                 db.dialect === 'postgres'
                   ? await saveChangesAtOnce(trx, id, current.version, changes)
                   : await saveChanges(trx, id, changes);
-              // The row is this transaction's, locked at this version: the write cannot have been refused.
-              if (dependents === undefined) throw new Error(`playlist ${id}: the locked row was not written`);
               // The playlists the rules name change with them (a refresh leaves them as they are).
-              if (changes.rules !== current.rules) {
+              if (dependents !== undefined && changes.rules !== current.rules) {
                 await writeSmartSources(trx, id, sourcesOf(current.rules), sourcesOf(changes.rules));
               }
               return dependents;
             });
+            // The row is this transaction's, locked at this version: its write cannot have been refused.
             if (outcome === NOT_SAVED) throw new Error(`playlist ${id}: the locked row was not written`);
             return outcome;
           },
