@@ -164,12 +164,12 @@ for (const dialect of DIALECTS) {
 
       /**
        * Once the statement `logged` has been answered since `from` (in the test app's log) and a statement of this
-       * database's waits for a lock (5 s at most): what the waiting ones wait for, `transactionid` for a row another
+       * database's waits for a lock (10 s at most): what the waiting ones wait for, `transactionid` for a row another
        * transaction holds, `relation` for a table. (Their text is no help: a prepared statement can wait while it is
        * bound, before the server shows it as running.)
        */
       async function lockWaited(other: Kysely<Database>, from: number, logged: RegExp): Promise<string[]> {
-        for (let i = 0; i < 100; i++) {
+        for (let i = 0; i < 200; i++) {
           if (t.queries.slice(from).some((q) => logged.test(q.sql))) {
             const waiting = await sql<{ wait_event: string }>`SELECT wait_event FROM pg_stat_activity
               WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(other);
@@ -182,12 +182,13 @@ for (const dialect of DIALECTS) {
 
       /**
        * An append of song 4 sent while `appendHeld` holds another instance's edit, committed once the append waits:
-       * what it waited for, and the statements logged meanwhile, each once answered, among the test's own (its
-       * polls, then its `COMMIT`, the first in the log).
+       * what it waited for, and the statements logged meanwhile, each once answered, among the test's own (its polls,
+       * its `COMMIT`) and any the app runs of its own accord.
        */
       async function appendBeside(security: string, playlistId: number, songsLocked: boolean) {
         const before = t.queries.length;
         let waited: string[] = [];
+        const othersCommit = sql`COMMIT`.compile(t.db.kysely);
         const answer = await t.db.kysely.connection().execute(async (other) => {
           await sql`BEGIN`.execute(other);
           try {
@@ -200,14 +201,17 @@ for (const dialect of DIALECTS) {
               before,
               songsLocked ? /^\/\* prepared: row-with-entries \*\// : /^BEGIN; SET LOCAL lock_timeout/,
             );
-            await sql`COMMIT`.execute(other);
+            await other.executeQuery(othersCommit);
             return await appending;
           } catch (error) {
             await sql`ROLLBACK`.execute(other);
             throw error;
           }
         });
-        const sent = t.queries.slice(before).map((q) => q.sql);
+        const logged = t.queries.slice(before);
+        const sent = logged.map((q) => q.sql);
+        const committed = logged.indexOf(othersCommit);
+        expect(committed, sent.join('\n')).toBeGreaterThan(0);
         expect(answer.statusCode, answer.body).toBe(200);
         expect(ids(answer.json())).toEqual([1, 2, 3, 4]);
         expect(ids((await get(playlistId, security)).json())).toEqual([1, 2, 3, 4]);
@@ -219,10 +223,11 @@ for (const dialect of DIALECTS) {
         expect(restarted, sent.join('\n')).toBeGreaterThan(sent.indexOf(written[0]!));
         const locked = sent.findIndex((statement) => /^\/\* prepared: row-for-write-with-entries \*\//.test(statement));
         expect(locked, sent.join('\n')).toBeGreaterThan(restarted);
-        expect(sent.indexOf(written[1]!, locked)).toBeGreaterThan(locked);
-        expect(sent.at(-1)).toBe('COMMIT');
+        const secondWrite = sent.indexOf(written[1]!, locked);
+        expect(secondWrite, sent.join('\n')).toBeGreaterThan(locked);
+        expect(sent.indexOf('COMMIT', secondWrite), sent.join('\n')).toBeGreaterThan(secondWrite);
         const read = sent.findIndex((statement) => /^\/\* prepared: row-with-entries \*\//.test(statement));
-        return { waited, sent, read, firstWrite: sent.indexOf(written[0]!), othersCommit: sent.indexOf('COMMIT') };
+        return { waited, sent, read, firstWrite: sent.indexOf(written[0]!), othersCommit: committed };
       }
 
       it("builds on another instance's edit that holds the playlist, waiting for it only in a transaction", async () => {
@@ -231,7 +236,7 @@ for (const dialect of DIALECTS) {
         const { waited, sent, firstWrite, othersCommit } = await appendBeside(security, playlist.id, false);
         // The write on the version read first found the row held and went on at once, before the other's commit:
         // what waited for the row was the transaction it started again in.
-        expect(waited).toContain('transactionid');
+        expect(waited, sent.join('\n')).toContain('transactionid');
         expect(firstWrite, sent.join('\n')).toBeLessThan(othersCommit);
       });
 
@@ -241,7 +246,7 @@ for (const dialect of DIALECTS) {
         // The append reads the playlist as it was, then waits for the catalog's table until the other edit commits:
         // its write finds the playlist at another version, held by nobody.
         const { waited, sent, read, firstWrite, othersCommit } = await appendBeside(security, playlist.id, true);
-        expect(waited).toContain('relation');
+        expect(waited, sent.join('\n')).toContain('relation');
         expect(read, sent.join('\n')).toBeLessThan(othersCommit);
         expect(firstWrite, sent.join('\n')).toBeGreaterThan(othersCommit);
       });
