@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { HmacKey } from '../credentials/hmac.js';
 import { ApiError } from '../http/errors.js';
+import { rfc3339 } from '../http/times.js';
 import {
   feedHorizon,
   feedKey,
@@ -64,8 +65,8 @@ export function changeFeed(db: Db, historyDays: number) {
 
   const entry = (row: { id: number; version: number; change: FeedChange; at: number }): ChangeEntry =>
     row.change === 'delete' || row.change === 'unshared'
-      ? { id: row.id, change: row.change, at: new Date(row.at).toISOString() }
-      : { id: row.id, version: row.version, change: row.change, at: new Date(row.at).toISOString() };
+      ? { id: row.id, change: row.change, at: rfc3339(row.at) }
+      : { id: row.id, version: row.version, change: row.change, at: rfc3339(row.at) };
 
   /**
    * Several revisions of one playlist that a page read come as one entry, its latest, where that latest stands. Only

@@ -16,6 +16,7 @@ import {
   JSON_TYPE,
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
+import { rfc3339 } from '../http/times.js';
 import { addVary } from '../http/vary.js';
 import {
   FILE_ETAG,
@@ -85,9 +86,7 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
         const { limit, offset } = request.query;
         const page = await history.list(request.caller.userId, request.params.playlistId, limit, offset);
         setPageHeaders(request, reply, { limit, offset }, page.total);
-        return reply
-          .header('cache-control', 'no-store')
-          .send(page.revisions.map((r) => ({ ...r, at: new Date(r.at).toISOString() })));
+        return reply.header('cache-control', 'no-store').send(page.revisions.map((r) => ({ ...r, at: rfc3339(r.at) })));
       },
     },
     ALIAS_NOTE,

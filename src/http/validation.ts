@@ -1,7 +1,8 @@
-import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
-import ajvFormats from 'ajv-formats';
+import { Ajv, type ErrorObject, type SchemaObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 import { emptyJsonBody } from './body-parsers.js';
+import { nameProblem } from './name-characters.js';
+import { rfc3339Millis } from './times.js';
 
 /**
  * Request validation. Query strings and path parameters arrive as text and are coerced to the schema's
@@ -70,11 +71,21 @@ function plainIntegers(validate: ValidateFunction, schema: SchemaObject): Valida
 function withKeywords(ajv: Ajv, sharedSchemas: readonly SchemaObject[]): Ajv {
   // `x-message` is the sentence a client reads when a `pattern` or a `format` fails.
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
-  // RFC 3339 date-times (a link's expiry), checked in full: 30 February or 24:00 is not one.
-  ajvFormats.default(ajv, { mode: 'full', formats: ['date-time'] });
+  // RFC 3339 date-times (a link's expiry), read as every time the API takes is (`rfc3339Millis`): 30 February,
+  // 24:00, a leap second or year 10000 in UTC is not one.
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => rfc3339Millis(text) !== undefined });
+  // `x-visible`: a name others see (a playlist's), with a visible character and no bidirectional control; the error's
+  // message is `nameProblem`'s.
+  ajv.addKeyword({ keyword: 'x-visible', type: 'string', schemaType: 'boolean', errors: true, validate: visibleName });
   for (const schema of sharedSchemas) ajv.addSchema(schema);
   return ajv;
 }
+
+const visibleName: SchemaValidateFunction = (wanted: boolean, data: string) => {
+  const problem = wanted ? nameProblem(data) : undefined;
+  visibleName.errors = problem === undefined ? [] : [{ keyword: 'x-visible', message: problem, params: {} }];
+  return problem === undefined;
+};
 
 const WHERE: Record<string, string> = {
   body: 'the request body',

@@ -75,6 +75,11 @@ export type Check = (data: unknown) => string | undefined;
  */
 export interface EditChecks {
   readonly value: { readonly [K in 'name' | 'songId' | 'song' | 'songs']: Check };
+  /**
+   * A `test` of the name, which stores nothing: the name's rules but `x-visible`, so that a name stored without a
+   * visible character or with a bidirectional control can still be tested.
+   */
+  readonly testedName: Check;
 }
 
 const compile = createValidatorCompiler([]);
@@ -100,6 +105,7 @@ export function editChecks(limits: Limits): EditChecks {
         song: value(schemas.song),
         songs: value(schemas.songs),
       },
+      testedName: value({ ...schemas.name, 'x-visible': false }),
     };
     if (compiled.size >= 8) compiled.clear();
     compiled.set(limits.nameMaxLength, checks);

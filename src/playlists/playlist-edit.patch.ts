@@ -204,7 +204,8 @@ function isAfterLast(place: Place): place is AfterLastSong {
 }
 
 /**
- * A value for a place of this kind, checked as create checks a name or a song id. A song is `{"id": N}` and
+ * A value for a place of this kind, checked as create checks a name or a song id (a name in a `test` but for
+ * `x-visible`, see `EditChecks.testedName`). A song is `{"id": N}` and
  * nothing else, in a `test` as anywhere: title and artist come from the catalog, so a member beside `id` is refused
  * rather than ignored (a `test` that passed while the title it carried differed would confirm what is not so).
  */
@@ -220,7 +221,7 @@ function readValue(value: unknown, kind: Place['kind'], source: Source, checks: 
   if (extra !== undefined) {
     throw bad(source, `"${extra}" must be {"id": N} only; a song's title and artist come from the catalog.`);
   }
-  const problem = checks.value[kind]({ value });
+  const problem = (source.op === 'test' && kind === 'name' ? checks.testedName : checks.value[kind])({ value });
   if (problem !== undefined) throw bad(source, problem);
   switch (kind) {
     case 'name':

@@ -8,6 +8,7 @@ import { songIdMatcher } from '../formats/links.js';
 import type { ImportPlaylist, ImportTrack } from '../formats/playlist-format.js';
 import { cleanText } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
+import { nameProblem } from '../http/name-characters.js';
 import { characterCount, normaliseText } from '../search/search-text.js';
 import { readFile as readPlaylistFile, type NormalisedTrack } from '../workers/tasks.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
@@ -137,6 +138,9 @@ export function playlistImporter(
         `The file's title is longer than ${limits.nameMaxLength} characters: name the playlist with ?name=.`,
       );
     }
+    // The rule of a name sent as `?name=`, but for the control characters cleanText removed.
+    const problem = nameProblem(title);
+    if (problem !== undefined) throw ApiError.badRequest(`The file's title ${problem}: name the playlist with ?name=.`);
     return title;
   }
 

@@ -14,6 +14,7 @@ import {
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { Id } from '../http/schemas.js';
+import { TIME_RULE } from '../http/times.js';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
 import type { LinkService } from './links.service.js';
 
@@ -47,7 +48,7 @@ const NewLinkBody = Type.Object(
       Type.String({
         maxLength: 64,
         format: 'date-time',
-        'x-message': 'must be an RFC 3339 date and time, such as 2030-01-31T18:00:00Z',
+        'x-message': `must be ${TIME_RULE}, such as 2030-01-31T18:00:00Z`,
         description:
           'When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z)',
       }),

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
+import { rfc3339, rfc3339Millis, TIME_RULE } from '../http/times.js';
 import { lockPlaylist } from '../playlists/playlist.repository.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import * as links from './links.repository.js';
@@ -30,7 +31,7 @@ const TOKEN_BYTES = 32;
 /** The one form a token is kept in and looked up by: SHA-256, hex (a token is random, so no salt is needed). */
 export const tokenDigest = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
-const iso = (at: number | string | null): string | null => (at === null ? null : new Date(Number(at)).toISOString());
+const iso = (at: number | string | null): string | null => (at === null ? null : rfc3339(Number(at)));
 
 /**
  * Links anyone may open (README.md, Sharing): made, listed and revoked by the playlist's owner, as the access module
@@ -47,8 +48,9 @@ export function linkService(db: Db, playlists: PlaylistService, linksMax: number
       const now = Date.now();
       let expires: number | null = null;
       if (expiresAt !== undefined) {
-        // The route's schema checked it is an RFC 3339 date-time.
-        const at = Date.parse(expiresAt);
+        // The route's schema checked it with the same reading.
+        const at = rfc3339Millis(expiresAt);
+        if (at === undefined) throw ApiError.badRequest(`"expiresAt" must be ${TIME_RULE}.`);
         if (at <= now) throw ApiError.badRequest('"expiresAt" must be in the future.');
         expires = at;
       }

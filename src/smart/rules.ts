@@ -8,6 +8,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 import { ApiError } from '../http/errors.js';
+import { rfc3339Millis, TIME_RULE } from '../http/times.js';
 
 export const TEXT_FIELDS = ['title', 'artist', 'album', 'genre'] as const;
 export const TEXT_OPS = ['is', 'isNot', 'contains', 'notContains', 'startsWith', 'endsWith'] as const;
@@ -95,32 +96,6 @@ function oneOf<T extends string>(value: unknown, path: string, what: string, nam
   throw new InvalidRules(path, `${what} must be one of ${list(names)}, not ${sent}.`);
 }
 
-/** The Unix ms of an RFC 3339 date-time (`2026-12-07T10:00:00Z`, `…+01:00`, fractions of a second), or undefined. */
-export function rfc3339Millis(text: string): number | undefined {
-  const m =
-    /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/.exec(text);
-  if (m === null) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 60) {
-    return undefined;
-  }
-  const offsetHours = m[10] === undefined ? 0 : Number(m[10]);
-  const offsetMinutes = m[11] === undefined ? 0 : Number(m[11]);
-  if (offsetHours > 23 || offsetMinutes > 59) return undefined;
-  const offset = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
-  const millis = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
-  // A leap second (:60) is the instant the next minute starts, as Date.UTC counts it.
-  return Date.UTC(year, month - 1, day, hour, minute, second, millis) - offset;
-}
-
 /** Checks a leaf condition; returns it with only its three members. */
 function readCondition(entry: Json, path: string): Condition {
   only(entry, path, 'a condition', ['field', 'op', 'value']);
@@ -187,10 +162,7 @@ function readCondition(entry: Json, path: string): Condition {
       if (op === 'before' || op === 'after') {
         if (typeof value !== 'string' || rfc3339Millis(value) === undefined) {
           const sent = typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : describe(value);
-          throw new InvalidRules(
-            valuePath,
-            `"${op}" takes an RFC 3339 date-time such as "2026-12-07T10:00:00Z", not ${sent}.`,
-          );
+          throw new InvalidRules(valuePath, `"${op}" takes ${TIME_RULE}, such as "2026-12-07T10:00:00Z", not ${sent}.`);
         }
         return { field, op, value };
       }

@@ -1,4 +1,5 @@
 import { NAME_MAX_LENGTH } from '../credentials/credential.js';
+import { codePoint, firstCharacterOf } from '../http/name-characters.js';
 import { characterCount } from '../search/search-text.js';
 
 /** A rule a user name or password breaks; the message says which. */
@@ -8,9 +9,6 @@ export class UserError extends Error {
 
 /** Characters no user name has: control (Cc), format (Cf: zero-width, bidirectional controls) and surrogates. */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}]/u;
-
-const codePoint = (character: string): string =>
-  `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /**
  * The one rule for user names, wherever a name comes in (the CLI, the bootstrap user, a sign-in): the name in NFC,
@@ -24,12 +22,11 @@ export function userName(given: string): string {
   if (name.length === 0 || characterCount(name) > NAME_MAX_LENGTH) {
     throw new UserError(`A user name must be 1 to ${NAME_MAX_LENGTH} characters.`);
   }
-  const invisible = INVISIBLE.exec(name);
-  if (invisible !== null) {
-    const position = characterCount(name.slice(0, invisible.index)) + 1;
+  const invisible = firstCharacterOf(name, INVISIBLE);
+  if (invisible !== undefined) {
     throw new UserError(
       `A user name may not contain control or format characters (such as zero-width spaces or bidirectional ` +
-        `marks): it has ${codePoint(invisible[0])} at character ${position}.`,
+        `marks): it has ${invisible}.`,
     );
   }
   if (name.includes(':') || /\s/u.test(name)) throw new UserError('A user name may not contain ":" or spaces.');

@@ -63,7 +63,7 @@ export const documentedOperations = (): string[] =>
 function documentValidator(document: OpenApiDoc): (pointer: string[]) => ValidateFunction {
   const ajv = new Ajv2020({ strict: true, allErrors: true });
   // Annotations in the schemas, and the fields of the OpenAPI object that holds them, are not JSON Schema keywords.
-  ajv.addVocabulary(['example', 'x-message']);
+  ajv.addVocabulary(['example', 'x-message', 'x-visible']);
   ajv.addVocabulary(['openapi', 'info', 'jsonSchemaDialect', 'servers', 'paths', 'webhooks', 'components', 'tags']);
   ajv.addVocabulary(['security', 'externalDocs']);
   ajv.addFormat('binary', true);
