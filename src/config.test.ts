@@ -34,6 +34,8 @@ describe('loadConfig', () => {
         bodyBytes: 65_536,
         playlistsPerUser: 10_000,
         membersMax: 100,
+        sharedWithMax: 10_000,
+        editKeysPerUser: 1000,
       },
       auth: {
         recheckMs: 5000,

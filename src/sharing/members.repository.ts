@@ -63,6 +63,16 @@ export async function countMembers(trx: Q, playlistId: number): Promise<number> 
   return Number(row?.count ?? 0);
 }
 
+/** How many playlists the user is a member of, deleted ones included: a read of the key (member, playlist) alone. */
+export async function countMemberships(trx: Q, userId: number): Promise<number> {
+  const row = await trx
+    .selectFrom('playlist_members')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
 /** Adds the member or gives them this role. */
 export async function putMember(
   trx: Q,

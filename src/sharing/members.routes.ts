@@ -84,7 +84,10 @@ export function membersRoutes(app: TypedApp, deps: MembersRouteDeps): void {
           ),
           403: FORBIDDEN,
           404: error('No such playlist for this user, or no user of that name.'),
-          409: error(`The playlist has ${limits.membersMax} members already, the most it may have.`),
+          409: error(
+            `The playlist has ${limits.membersMax} members already, or the user has ${limits.sharedWithMax} ` +
+              'playlists shared with them already: the most either may have.',
+          ),
           410: GONE,
           413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
           415: UNSUPPORTED_JSON_BODY,

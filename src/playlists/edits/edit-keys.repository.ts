@@ -1,28 +1,63 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
 type Q = Kysely<Database>;
 
-/** The results a merged edit sent with this key by this user on this playlist answered (JSON), if any is kept. */
-export async function findEditKey(q: Q, playlistId: number, userId: number, key: string): Promise<string | undefined> {
-  const row = await q
+/**
+ * What a merged edit sent with this key by this user on this playlist answered (see kept-results.ts) and the digest
+ * of its request (null for a key kept before digests were), if the key is kept.
+ */
+export function findEditKey(
+  q: Q,
+  playlistId: number,
+  userId: number,
+  key: string,
+): Promise<{ results: string; digest: string | null } | undefined> {
+  return q
     .selectFrom('edit_keys')
-    .select('results')
+    .select(['results', 'digest'])
     .where('playlist_id', '=', playlistId)
     .where('user_id', '=', userId)
     .where('key', '=', key)
     .executeTakeFirst();
-  return row?.results;
 }
 
-/** Keeps what a merged edit with a key answered, in the edit's own transaction. */
+/**
+ * Keeps what a merged edit with a key answered, in the edit's own transaction, and forgets the user's keys past the
+ * newest `keep`, oldest first (in the order of their time, then playlist and key, which no two keys share), through
+ * the index (user_id, at): the user's keys are read up to the first one forgotten.
+ */
 export async function insertEditKey(
   trx: Q,
-  row: { playlistId: number; userId: number; key: string; at: number; results: string },
+  row: { playlistId: number; userId: number; key: string; at: number; results: string; digest: string },
+  keep: number,
 ): Promise<void> {
   await trx
     .insertInto('edit_keys')
-    .values({ playlist_id: row.playlistId, user_id: row.userId, key: row.key, at: row.at, results: row.results })
+    .values({
+      playlist_id: row.playlistId,
+      user_id: row.userId,
+      key: row.key,
+      at: row.at,
+      results: row.results,
+      digest: row.digest,
+    })
+    .execute();
+  const past = await trx
+    .selectFrom('edit_keys')
+    .select(['at', 'playlist_id', 'key'])
+    .where('user_id', '=', row.userId)
+    .orderBy('at', 'desc')
+    .orderBy('playlist_id', 'desc')
+    .orderBy('key', 'desc')
+    .offset(keep)
+    .limit(1)
+    .executeTakeFirst();
+  if (past === undefined) return;
+  await trx
+    .deleteFrom('edit_keys')
+    .where('user_id', '=', row.userId)
+    .where(sql<boolean>`(at, playlist_id, key) <= (${Number(past.at)}, ${past.playlist_id}, ${past.key})`)
     .execute();
 }
 

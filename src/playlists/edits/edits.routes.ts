@@ -20,7 +20,7 @@ import {
 import { ErrorBody } from '../../http/errors.js';
 import { routeWithPluralAlias, type TypedApp } from '../../http/routes.js';
 import { editSchemas } from '../playlist-edit.operations.js';
-import { PlaylistParams, UNKNOWN_SONGS } from '../playlist.schemas.js';
+import { PlaylistParams } from '../playlist.schemas.js';
 import type { EditsRequest, EntryEdits } from './edits.service.js';
 
 export interface EntryEditRouteDeps {
@@ -123,7 +123,10 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           minLength: 1,
           maxLength: 100,
           description:
-            'Makes the request safe to send again: the same key from the same user on this playlist answers what the first request answered and applies nothing again',
+            'Makes the request safe to send again: the same key from the same user on this playlist, with the same ' +
+            '`ops`, `base` and `atomic`, answers what the first request answered and applies nothing again; with ' +
+            `another request, 422. The newest ${limits.editKeysPerUser} keys of each user are kept, within the ` +
+            "history's retention",
         }),
       ),
       atomic: Type.Optional(Type.Boolean({ description: 'Apply every op or none (409)', default: false })),
@@ -211,7 +214,10 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           ),
           413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
           415: UNSUPPORTED_JSON_BODY,
-          422: UNKNOWN_SONGS,
+          422: error(
+            'A song id not in the catalog, an entry this playlist never had, or a `key` sent before with another ' +
+              'request; `errormsg` says which. Nothing was written.',
+          ),
           ...AUTHENTICATED_ERRORS,
         },
       },

@@ -10,6 +10,7 @@ import type { PlaylistService } from '../playlist.service.js';
 import type { Written } from '../playlist.store.js';
 import { findEditKey, insertEditKey } from './edit-keys.repository.js';
 import { entryName, entryNumber } from './entry-names.js';
+import { keptResults, readResults, requestDigest } from './kept-results.js';
 import { merge, UnknownEntry, type EditOp, type Entry, type OpResult } from './merge.js';
 
 /** At most this many versions between a merged edit's base and the current one (older: 410, read and retry). */
@@ -34,7 +35,7 @@ export interface EditsRequest {
 }
 
 /** An op's result as the API answers it. */
-type ApiResult =
+export type ApiResult =
   | { readonly applied: true; readonly entries?: readonly string[] }
   | { readonly applied: false; readonly reason: 'removed' | 'conflict'; readonly message: string };
 
@@ -47,6 +48,13 @@ function entryOf(name: string, path: string): number {
 
 const neverHad = (path: string, name: string) =>
   new ApiError(422, `${path}: this playlist never had the entry ${JSON.stringify(name)}.`);
+
+const keyUsed = () =>
+  new ApiError(
+    422,
+    'This key was sent before with another request on this playlist (other ops, "base" or "atomic"): a key stands ' +
+      'for one request; send a new key with a new request.',
+  );
 
 /** The merge's ops, from the API's (entries named by number), each checked for its form: 400 naming the op. */
 function readOps(ops: readonly ApiOp[]): EditOp[] {
@@ -171,17 +179,21 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
     /**
      * Merges the ops, made on `base`, onto the playlist as it is: 403, 404, 410 as an edit; 410 for a base no longer
      * kept; 412 under a failing `If-Match`; 422 for an entry it never had or a song not in the catalog; 409 past
-     * the songs limit or, `atomic`, when an op does not apply. A `key` sent before answers what it answered then.
+     * the songs limit or, `atomic`, when an op does not apply. A `key` sent before with the same request answers what
+     * it answered then; with another request, 422.
      */
     async edit(userId: number, id: number, request: EditsRequest, precondition: string | undefined) {
       const grant = await playlists.access.requireAccess(userId, id, 'edit');
       const ops = readOps(request.ops);
+      const { key } = request;
+      const digest = key === undefined ? undefined : requestDigest(request.base, request.atomic, ops);
       const work = async () =>
         playlists.store.edit(id, userId, 'edit', async (current, trx) => {
-          const { key } = request;
           if (key !== undefined) {
             const sent = await findEditKey(trx, id, userId, key);
-            if (sent !== undefined) return { unchanged: true, result: JSON.parse(sent) as ApiResult[] };
+            // A key kept before digests were (null) answers whatever request comes with it, as it did then.
+            if (sent !== undefined && sent.digest !== null && sent.digest !== digest) throw keyUsed();
+            if (sent !== undefined) return { unchanged: true, result: readResults(sent.results, ops) };
           }
           if (precondition !== undefined) {
             const now = snapshotEtag({ id, version: current.version, catalogVersion: current.catalogVersion }, grant);
@@ -233,7 +245,11 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             );
           }
           if (key !== undefined) {
-            await insertEditKey(trx, { playlistId: id, userId, key, at: Date.now(), results: JSON.stringify(results) });
+            await insertEditKey(
+              trx,
+              { playlistId: id, userId, key, at: Date.now(), results: keptResults(results, ops), digest: digest! },
+              limits.editKeysPerUser,
+            );
           }
           const same =
             merged.name === current.name &&

@@ -101,14 +101,14 @@ export function merge(input: MergeInput): MergeOutput {
       }
       case 'remove': {
         const entry = known(op.entry, 'entry');
-        if (!list.takeOut(entry)) return removed(`Entry ${entryName(entry)} was removed already.`);
+        if (!list.takeOut(entry)) return removed(removedMessage('remove', entry));
         return { applied: true };
       }
       case 'move': {
         const entry = known(op.entry, 'entry');
         const anchor = readAnchor(op, known);
         const song = list.songOf(entry);
-        if (song === undefined) return removed(`Entry ${entryName(entry)} was removed; it cannot be moved.`);
+        if (song === undefined) return removed(removedMessage('move', entry));
         // Taken out first, so that the anchor is read without it; moving next to itself finds its old neighbours.
         list.takeOut(entry);
         list.put(list.place(anchor), [{ entry, songId: song }]);
@@ -142,6 +142,12 @@ function readAnchor(anchor: Anchor, known: (id: number, key: 'after' | 'before')
 }
 
 const removed = (message: string): OpResult => ({ applied: false, reason: 'removed', message });
+
+/** Why a remove or a move of an entry no longer there was not applied (a kept key's results are rebuilt with it). */
+export const removedMessage = (op: 'remove' | 'move', entry: number): string =>
+  op === 'remove'
+    ? `Entry ${entryName(entry)} was removed already.`
+    : `Entry ${entryName(entry)} was removed; it cannot be moved.`;
 
 type Side = 'left' | 'right';
 
