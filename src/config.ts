@@ -37,6 +37,10 @@ export interface Limits {
   readonly linksMax: number;
   /** Members of one playlist besides its owner (docs/api.md, Sharing a playlist). */
   readonly membersMax: number;
+  /** Playlists one user may be a member of (shared with them), deleted ones kept for a restore included. */
+  readonly sharedWithMax: number;
+  /** Keys of merged edits kept per user (docs/api.md, Entries and merged edits); a new one forgets the oldest. */
+  readonly editKeysPerUser: number;
 }
 
 /** Failed sign-in budgets, each over the same window. */
@@ -102,6 +106,12 @@ export interface SearchSettings {
   readonly concurrency: number;
 }
 
+/** How long a smart playlist's rules may take to choose their songs (smart/rules-runner.ts). */
+export interface RulesSettings {
+  /** A rules query still running after this long is stopped, and its request answered 422. */
+  readonly timeoutMs: number;
+}
+
 /** The threads that read playlist files and compute diffs off the event loop, and how many tasks may wait for them. */
 export interface WorkerSettings {
   readonly threads: number;
@@ -137,6 +147,8 @@ export interface Config {
   readonly historyDays: number;
   /** How long one search may read the caller's playlists, and how many searches read at once. */
   readonly search: SearchSettings;
+  /** How long a smart playlist's rules query may run before it is stopped (422). */
+  readonly rules: RulesSettings;
   readonly workers: WorkerSettings;
   readonly loadShedding: LoadSheddingSettings;
   readonly server: ServerConfig;
@@ -221,6 +233,8 @@ export function loadConfig(env: Env = process.env): Config {
       playlistsPerUser: read.int('MIXTAPE_PLAYLISTS_PER_USER', 10_000, 1, 2 ** 31 - 1),
       linksMax: read.int('MIXTAPE_LINKS_MAX', 10, 1, 10_000),
       membersMax: read.int('MIXTAPE_MEMBERS_MAX', 100, 1, 100_000),
+      sharedWithMax: read.int('MIXTAPE_SHARED_WITH_MAX', 10_000, 1, 10_000_000),
+      editKeysPerUser: read.int('MIXTAPE_EDIT_KEYS_PER_USER', 1000, 1, 1_000_000),
     },
     auth: {
       cacheSize: read.int('MIXTAPE_AUTH_CACHE_SIZE', 10_000, 1, 10_000_000),
@@ -248,6 +262,9 @@ export function loadConfig(env: Env = process.env): Config {
     search: {
       timeoutMs: read.int('MIXTAPE_SEARCH_TIMEOUT_MS', 2000, 10, 600_000),
       concurrency: read.int('MIXTAPE_SEARCH_CONCURRENCY', 4, 1, 256),
+    },
+    rules: {
+      timeoutMs: read.int('MIXTAPE_RULES_TIMEOUT_MS', 2000, 10, 600_000),
     },
     workers: {
       // One core is the event loop's; the threads take the others, at most four (one on a machine of one or two).

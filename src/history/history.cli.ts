@@ -4,6 +4,7 @@ import { WorkerPool } from '../workers/worker-pool.js';
 import { ApiError } from '../http/errors.js';
 import { playlistService } from '../playlists/playlist.service.js';
 import { searchGate } from '../search/bounded-search.js';
+import { rulesRunner } from '../smart/rules-runner.js';
 import { findUserByName } from '../users/user.repository.js';
 import { historyService } from './history.service.js';
 import { deletedPlaylistsOf, historyOwner } from './revision.repository.js';
@@ -46,7 +47,9 @@ export async function restorePlaylist(
   const owner = await historyOwner(db.kysely, id);
   if (owner === undefined) throw new HistoryCommandError(`Playlist ${id} has no history kept.`);
   const target = version ?? owner.newest;
-  const playlists = playlistService(db, config.limits, 0, config.search, searchGate(config.search));
+  // A restore of a smart version runs its rules: on a thread, started by the first query.
+  const rules = rulesRunner(db, { timeoutMs: config.rules.timeoutMs, database: config.database, threads: 1 });
+  const playlists = playlistService(db, config.limits, 0, config.search, searchGate(config.search), rules);
   // A restore reads no file and computes no diff: the pool starts no thread.
   const workers = new WorkerPool(config.workers);
   const history = historyService(
@@ -63,5 +66,6 @@ export async function restorePlaylist(
     throw error;
   } finally {
     await workers.close();
+    await rules.close();
   }
 }

@@ -20,23 +20,20 @@ import { createHash } from 'node:crypto';
 import { sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { storedRfc3339Millis } from '../http/times.js';
 import { characterCount, containsPattern, normaliseText } from '../search/search-text.js';
-import {
-  isGroup,
-  rfc3339Millis,
-  type Condition,
-  type Group,
-  type Rules,
-  type SortKey,
-  type TextField,
-  type TextOp,
-} from './rules.js';
+import { isGroup, type Condition, type Group, type Rules, type SortKey, type TextField, type TextOp } from './rules.js';
 
 export interface CompileOptions {
   /** The time (Unix ms) `inTheLast` and `notInTheLast` count back from. */
   readonly now: number;
   /** The songs limit (`limits.songsMax`): the limit of rules that give none. */
   readonly songsMax: number;
+  /**
+   * The playlists the rules name that their owner may not read now: a `playlist` condition naming one of them,
+   * `in` or `notIn`, matches no song.
+   */
+  readonly unreadable?: ReadonlySet<number> | undefined;
 }
 
 /** Values up to this many characters are matched with SQLite's LIKE, longer ones without (as search does). */
@@ -129,10 +126,11 @@ function condition(dialect: Dialect, c: Condition, options: CompileOptions): Raw
       break;
     case 'added':
       switch (c.op) {
+        // Stored rules are compiled as well as new ones: a time is read as stored rules may hold it.
         case 'before':
-          return sql<SqlBool>`songs.added < ${integer(rfc3339Millis(c.value)!)}`;
+          return sql<SqlBool>`songs.added < ${integer(storedRfc3339Millis(c.value)!)}`;
         case 'after':
-          return sql<SqlBool>`songs.added > ${integer(rfc3339Millis(c.value)!)}`;
+          return sql<SqlBool>`songs.added > ${integer(storedRfc3339Millis(c.value)!)}`;
         case 'inTheLast':
           return sql<SqlBool>`songs.added >= ${integer(options.now - c.value * DAY_MS)}`;
         case 'notInTheLast':
@@ -140,6 +138,7 @@ function condition(dialect: Dialect, c: Condition, options: CompileOptions): Raw
       }
       break;
     case 'playlist': {
+      if (options.unreadable?.has(c.value) === true) return FALSE;
       const songsOf = sql`(SELECT ps.song_id FROM playlist_songs ps WHERE ps.playlist_id = ${integer(c.value)})`;
       return c.op === 'in' ? sql<SqlBool>`songs.id IN ${songsOf}` : sql<SqlBool>`songs.id NOT IN ${songsOf}`;
     }
@@ -187,13 +186,20 @@ const SORT_COLUMNS = {
  * The query of the ids of the songs the rules choose, in their order, ties by id, at most their limit (or the songs
  * limit): one statement, run as it is (`smartSongIds`) or used inside another (an INSERT … SELECT). `rules` must come
  * from `readRules`. Text sorts are by the normalised text, compared as bytes; songs without a duration come last in
- * either order.
+ * either order. `first`, when given, is tested on each song before the rules' conditions are (rules-runner.ts stops
+ * a query that runs past its time with it).
  */
-export function smartSongsQuery(q: Kysely<Database>, dialect: Dialect, rules: Rules, options: CompileOptions) {
-  let query = q
-    .selectFrom('songs')
-    .select('songs.id')
-    .where((_eb) => group(dialect, rules, options) as Expression<SqlBool>);
+export function smartSongsQuery(
+  q: Kysely<Database>,
+  dialect: Dialect,
+  rules: Rules,
+  options: CompileOptions,
+  first?: RawBuilder<SqlBool>,
+) {
+  const songs = q.selectFrom('songs').select('songs.id');
+  let query = (first === undefined ? songs : songs.where(first)).where(
+    (_eb) => group(dialect, rules, options) as Expression<SqlBool>,
+  );
   const sort: readonly SortKey[] = rules.sort ?? [];
   for (const key of sort) {
     if (key.field === 'random') {

@@ -14,13 +14,13 @@ const WAIT_MS = 10_000;
 const NICE_INCREMENT = 19;
 
 /**
- * The module each thread loads: the compiled tasks.js beside this file, or, when the service runs from its
- * TypeScript sources (tests, `npm run dev`), tasks.ts through tsx, as the rest of the code runs then.
+ * The module a thread loads: `compiled`, a .js file of the built service, or, when the service runs from its
+ * TypeScript sources (tests, `npm run dev`), the .ts file beside it through tsx, as the rest of the code runs then.
  */
-function workerModule(): { filename: string; execArgv: string[] } {
-  const compiled = new URL('./tasks.js', import.meta.url);
+export function threadModule(compiled: URL): { filename: string; execArgv: string[] } {
   if (existsSync(fileURLToPath(compiled))) return { filename: compiled.href, execArgv: [] };
-  return { filename: new URL('./tasks.ts', import.meta.url).href, execArgv: ['--import', import.meta.resolve('tsx')] };
+  const source = new URL(compiled.href.replace(/\.js$/, '.ts'));
+  return { filename: source.href, execArgv: ['--import', import.meta.resolve('tsx')] };
 }
 
 /**
@@ -60,7 +60,7 @@ export class WorkerPool {
 
   #threads(): Piscina {
     this.#pool ??= new Piscina({
-      ...workerModule(),
+      ...threadModule(new URL('./tasks.js', import.meta.url)),
       minThreads: this.#settings.threads,
       maxThreads: this.#settings.threads,
       // The Bounded in front holds the queue: the pool only ever has as many tasks as threads.
