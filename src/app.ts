@@ -27,6 +27,7 @@ import { playlistFiles } from './playlists/playlist-files.service.js';
 import { playlistImporter } from './playlists/playlist-import.service.js';
 import { WorkerPool } from './workers/worker-pool.js';
 import { rulesSchema } from './smart/rules.js';
+import { rulesRunner } from './smart/rules-runner.js';
 import { registerLoadShedding } from './http/load-shedding.js';
 import { playlistImportRoutes } from './playlists/playlist-import.routes.js';
 import { playlistRoutes } from './playlists/playlist.routes.js';
@@ -136,16 +137,27 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   // Playlist and catalog searches share one gate: one search at a time per user, a bounded number in all.
   const searches = searchGate(config.search);
+  // Smart playlists' rules run off the event loop, each stopped past its time (MIXTAPE_RULES_TIMEOUT_MS).
+  const rules = rulesRunner(db, {
+    timeoutMs: config.rules.timeoutMs,
+    database: config.database,
+    threads: config.workers.threads,
+  });
+  app.addHook('onClose', () => rules.close());
   const playlists = playlistService(
     db,
     limits,
     config.playlistCacheBytes,
     config.search,
     searches,
+    rules,
     (error, message) => {
       app.log.error({ err: error }, message);
     },
+    registry,
   );
+  // Refreshes under way finish before the database closes; those still waiting are found by the next read.
+  app.addHook('onClose', () => playlists.smart.stop());
   const files = playlistFiles(playlists, config.exports);
   playlistRoutes(routes, { playlists, limits, authenticate, files });
   playlistEditRoutes(routes, { playlists, limits, authenticate });

@@ -18,6 +18,8 @@ import * as membershipChanges from './migrations/2026-12-05-membership-changes.j
 import * as entries from './migrations/2026-12-06-entries.js';
 import * as smartPlaylists from './migrations/2026-12-07-smart-playlists.js';
 import * as smartSources from './migrations/2026-12-08-smart-sources.js';
+import * as smartRights from './migrations/2026-12-09-smart-rights.js';
+import * as editKeysAndSongCount from './migrations/2026-12-10-edit-keys-and-song-count.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -37,6 +39,8 @@ const MIGRATIONS = {
   '2026-12-06-entries': entries,
   '2026-12-07-smart-playlists': smartPlaylists,
   '2026-12-08-smart-sources': smartSources,
+  '2026-12-09-smart-rights': smartRights,
+  '2026-12-10-edit-keys-and-song-count': editKeysAndSongCount,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

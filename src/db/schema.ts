@@ -23,13 +23,18 @@ export interface Database {
   smart_sources: SmartSourceTable;
 }
 
-/** A merged edit sent with a key, by its user, on a playlist: when, and the results it answered (JSON). */
+/**
+ * A merged edit sent with a key, by its user, on a playlist: when, the results it answered (compact, or JSON: see
+ * playlists/edits/kept-results.ts), and a digest of the request (null on keys kept before migration
+ * 2026-12-10-edit-keys-and-song-count).
+ */
 export interface EditKeyTable {
   playlist_id: number;
   user_id: number;
   key: string;
   at: ColumnType<number | string, number, number>;
   results: string;
+  digest: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface UserTable {
@@ -70,6 +75,10 @@ export interface PlaylistTable {
   next_entry: ColumnType<number | string, number | undefined, number>;
   /** A smart playlist's rules (smart/rules.ts `Rules`, as JSON); null for a hand-made playlist. */
   rules: ColumnType<string | null, string | null | undefined, string | null>;
+  /** What a smart playlist's answers say beside its rules (JSON; see migration 2026-12-09-smart-rights). */
+  rules_status: ColumnType<string | null, string | null | undefined, string | null>;
+  /** What a smart playlist's songs were worked out from at its last refresh (JSON; same migration). */
+  smart_inputs: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /**
@@ -111,6 +120,8 @@ export interface PlaylistDocumentTable {
 export interface CatalogVersionTable {
   id: number;
   version: number;
+  /** How many songs the catalog holds, kept by triggers on `songs`; a bigint on PostgreSQL. */
+  songs: ColumnType<number | string, never, never>;
 }
 
 /** Deleted and edited playlist ids in the order of those changes (the last 10 000). */

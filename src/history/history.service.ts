@@ -20,6 +20,8 @@ import type { WorkerPool } from '../workers/worker-pool.js';
 import { boundedPerKey } from '../concurrency/bounded.js';
 import { diffPlaylists, type Operation } from './diff.js';
 import { readRules } from '../smart/rules.js';
+import { findRuleCycle, ruleCycleError } from '../smart/rules.cycles.js';
+import { checkRulePlaylists } from '../smart/smart.checks.js';
 import {
   historyBounds,
   pageOfRevisions,
@@ -118,6 +120,9 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
   }
 
   async function restoreDeleted(userId: number, id: number, precondition: string | undefined, to: VersionContent) {
+    // The rules of the version restored (none for a hand-made one), checked as a save of them is.
+    const rules = to.rules === null ? null : readRules(JSON.parse(to.rules), settings.limits);
+    if (rules !== null) await checkRulePlaylists(playlists.access, userId, rules);
     // Before the songs: the restored playlist's answer is labelled with it (see Snapshot.catalogVersion).
     const catalogVersion = await readCatalogVersion(q);
     const songs = await tracks(to.songIds);
@@ -143,11 +148,16 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
         if (!ifMatch(precondition, etag)) throw preconditionFailed(etag);
       }
       withinSongsLimit(to.songIds.length);
+      if (rules !== null) {
+        const cycle = await findRuleCycle(trx, id, rules);
+        if (cycle !== undefined) throw ruleCycleError(cycle);
+      }
       if ((await reservePlaylistSlot(trx, userId, settings.limits.playlistsPerUser)) === undefined) {
         throw quotaReached(settings.limits.playlistsPerUser);
       }
       return {
         name: to.name,
+        rules: rules === null ? null : JSON.stringify(rules),
         songIds: songs.map((song) => song.id),
         // The songs the catalog still has, with the entries they had.
         entries: to.entries === undefined ? undefined : keptEntries(to, songs),

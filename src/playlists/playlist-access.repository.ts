@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import { compiledOnce } from '../db/compiled.js';
 import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
 import { prepared } from '../db/postgres.js';
@@ -6,6 +6,23 @@ import type { Database } from '../db/schema.js';
 import type { MemberRole } from '../sharing/roles.js';
 
 type Q = Kysely<Database>;
+
+/**
+ * "The user owns playlist `p` or is one of its members": who may read a playlist, as a condition on a query of
+ * `playlists as p`.
+ */
+export function readableBy(eb: ExpressionBuilder<Database & { p: Database['playlists'] }, 'p'>, userId: number) {
+  return eb.or([
+    eb('p.owner_id', '=', userId),
+    eb.exists(
+      eb
+        .selectFrom('playlist_members as rm')
+        .select('rm.user_id')
+        .whereRef('rm.playlist_id', '=', 'p.id')
+        .where('rm.user_id', '=', userId),
+    ),
+  ]);
+}
 
 /** The caller's standing towards a playlist as the database holds it (see playlist-access.reader.ts, the one caller). */
 export interface AccessRow {

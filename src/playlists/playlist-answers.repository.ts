@@ -10,9 +10,10 @@ import type { PlaylistWithSongs } from './playlist.schemas.js';
 const SONGS_PER_READ = 1000;
 
 /** A playlist with the version of it that was read, and a smart playlist's rules as stored (null otherwise). */
-export type VersionedPlaylist = Omit<PlaylistWithSongs, 'rules'> & {
+export type VersionedPlaylist = Omit<PlaylistWithSongs, 'rules' | 'rulesStatus'> & {
   readonly version: number;
   readonly rules: string | null;
+  readonly rulesStatus: string | null;
 };
 
 /**
@@ -47,12 +48,19 @@ const VERSIONS_PER_STATEMENT = 1000;
 
 /** The playlists with their songs, from the entries in playlist and position order. */
 function assemble(
-  heads: readonly { id: number; name: string; version: number; rules: string | null }[],
+  heads: readonly { id: number; name: string; version: number; rules: string | null; rules_status: string | null }[],
   rows: readonly PlaylistSongRow[],
 ) {
   const byPlaylist = new Map<number, VersionedPlaylist>();
   const result = heads.map((h) => {
-    const playlist: VersionedPlaylist = { id: h.id, name: h.name, version: h.version, rules: h.rules, songs: [] };
+    const playlist: VersionedPlaylist = {
+      id: h.id,
+      name: h.name,
+      version: h.version,
+      rules: h.rules,
+      rulesStatus: h.rules_status,
+      songs: [],
+    };
     byPlaylist.set(h.id, playlist);
     return playlist;
   });
@@ -105,7 +113,14 @@ export function databaseReads(db: Db, longPages: LargeRequests): AnswerReads {
     for (const row of rows) {
       if (row.song_id !== null) songs.push({ id: row.song_id, title: row.title!, artist: row.artist! });
     }
-    return { id, name: first.name, version: Number(first.version), rules: first.rules, songs };
+    return {
+      id,
+      name: first.name,
+      version: Number(first.version),
+      rules: first.rules,
+      rulesStatus: first.rules_status,
+      songs,
+    };
   }
 
   return {
@@ -119,7 +134,7 @@ export function databaseReads(db: Db, longPages: LargeRequests): AnswerReads {
       const heads = () =>
         q
           .selectFrom('playlists')
-          .select(['id', 'name', 'version', 'rules', catalogVersion])
+          .select(['id', 'name', 'version', 'rules', 'rules_status', catalogVersion])
           .where('id', 'in', ids)
           .execute();
       const before = new Map((await heads()).map((h) => [h.id, Number(h.version)]));

@@ -12,7 +12,9 @@ import { render, snapshotEtag, type PlaylistAnswer } from './playlist.render.js'
 import { LONG_PLAYLIST, largeRequests } from './large-requests.js';
 import type { Grant, PlaylistAccess } from './playlist.access.js';
 import { findRuleCycle, ruleCycleError } from '../smart/rules.cycles.js';
-import { smartSongIds } from '../smart/smart-songs.repository.js';
+import type { RulesRunner } from '../smart/rules-runner.js';
+import type { SmartRefresher } from '../smart/smart.refresh.js';
+import { writeSmartInputs } from '../smart/smart.repository.js';
 import type { Rules } from '../smart/rules.js';
 import { checkRulePlaylists, smartSongsByHand } from '../smart/smart.checks.js';
 
@@ -47,7 +49,8 @@ export function playlistEditor(
   store: PlaylistStore,
   access: PlaylistAccess,
   songsMax: number,
-  onEdited: (id: number) => void,
+  runner: RulesRunner,
+  inputsOf: SmartRefresher['inputsOf'],
 ) {
   const longEdits = largeRequests(2, 'Your previous long edits are still being saved; wait for them first.');
   const busyPlaylist = () =>
@@ -63,7 +66,13 @@ export function playlistEditor(
     kind: EditKind,
     rules: RulesChange,
   ): Promise<Edited> {
-    if (rules != null) await checkRulePlaylists(access, userId, rules);
+    // With the owner's rights: an editor cannot make the owner's playlist follow one only the editor may read.
+    if (rules != null) await checkRulePlaylists(access, grant.ownerId, rules);
+    // The songs the new rules choose, read before the write (rules-runner.ts): the query holds neither the event loop
+    // nor the write's transaction, and is stopped with 422 when it runs too long.
+    // What they are worked out from, read before them, is kept with the rules (smart.refresh.ts `freshen`).
+    const inputs = rules == null ? undefined : await inputsOf(db.kysely, grant.ownerId, rules);
+    const chosen = rules == null ? [] : await runner.songIds(rules, { now: Date.now(), songsMax }, userId);
     const decide = async (current: Current, trx: Db['kysely']): Promise<Decision<undefined>> => {
       // The edit is worked out first, but a refusal of it answers only once the precondition holds.
       const document = {
@@ -86,11 +95,12 @@ export function playlistEditor(
       const rulesAfter = rules === undefined ? current.rules : rules === null ? null : JSON.stringify(rules);
       if (rules != null) {
         // The songs are those the rules choose (a restore of a smart version sends the songs it had besides).
-        // In the write's transaction: rules stored meanwhile by another write are seen (rules.cycles.ts).
+        // The cycle check is in the write's transaction: rules stored meanwhile by another write are seen
+        // (rules.cycles.ts).
         const cycle = await findRuleCycle(trx, id, rules);
         if (cycle !== undefined) throw ruleCycleError(cycle);
-        const songIds = await smartSongIds(trx, db.dialect, rules, { now: Date.now(), songsMax });
-        return { name: next.name, slots: keepCommon(current.entries, songIds), result: undefined, rules: rulesAfter };
+        if (inputs !== undefined) await writeSmartInputs(trx, id, inputs.text);
+        return { name: next.name, slots: keepCommon(current.entries, chosen), result: undefined, rules: rulesAfter };
       }
       if (rulesAfter !== null && !sameSongs(document.songs, next.songs)) throw ApiError.conflict(smartSongsByHand(id));
       // A whole new list of songs (no slot kept by the edit itself) keeps the entries of the songs it keeps in order.
@@ -105,7 +115,6 @@ export function playlistEditor(
     // Without rules to check, deciding only reads: on PostgreSQL the edit is tried first without a transaction.
     const edited = await store.edit(id, userId, kind, decide, { readsOnly: rules == null });
     if (edited === undefined) throw await access.refusal(userId, id);
-    onEdited(id);
     return { id, ...render(edited.snapshot, grant), songCount: edited.entries.length };
   }
 

@@ -38,6 +38,8 @@ export interface PlaylistForWrite {
   readonly revisionChain: number | null;
   /** A smart playlist's rules as stored (JSON text); null for a hand-made playlist. */
   readonly rules: string | null;
+  /** What a smart playlist's answers say beside its rules (JSON text); null for nothing. */
+  readonly rulesStatus: string | null;
 }
 
 /** How many songs the playlist holds (0 when it is gone). */
@@ -63,6 +65,7 @@ const rowForWrite = (q: Q, id: number) =>
       'p.version',
       'p.next_entry',
       'p.rules',
+      'p.rules_status',
       catalogVersion,
       (eb) =>
         eb
@@ -101,6 +104,7 @@ interface LockedRow {
   readonly version: number | string;
   readonly next_entry: number | string;
   readonly rules: string | null;
+  readonly rules_status: string | null;
   readonly catalog_version: number | string;
   readonly chain: number | null;
   /** Locked: the version the statement's snapshot holds, which its other reads were made at. */
@@ -117,7 +121,8 @@ interface LockedRow {
  */
 async function rowWithEntries(q: Q, id: number, lock: boolean): Promise<LockedRow | undefined> {
   const { rows } = await sql<LockedRow>`${prepared(lock ? 'row-for-write-with-entries' : 'row-with-entries')}
-    SELECT p.owner_id, p.name, p.version, p.next_entry, p.rules, (SELECT version FROM catalog_version) AS catalog_version,
+    SELECT p.owner_id, p.name, p.version, p.next_entry, p.rules, p.rules_status,
+      (SELECT version FROM catalog_version) AS catalog_version,
       (SELECT r.chain FROM playlist_revisions r WHERE r.playlist_id = p.id AND r.version = p.version) AS chain,
       ${lock ? sql`(SELECT s.version FROM playlists s WHERE s.id = p.id) AS seen_version,` : sql``}
       (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord) ORDER BY e.ord, e.entry), '[]')
@@ -135,6 +140,7 @@ const fromRowWithEntries = (row: LockedRow): PlaylistForWrite => ({
   entries: row.entries.map(([entry, songId, ord]) => ({ entry, songId, ord })),
   revisionChain: row.chain,
   rules: row.rules,
+  rulesStatus: row.rules_status,
 });
 
 /**
@@ -177,6 +183,7 @@ export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Pr
     entries: entries.map((e) => ({ entry: Number(e.entry), songId: e.song_id, ord: e.ord })),
     revisionChain: row.chain,
     rules: row.rules,
+    rulesStatus: row.rules_status,
   };
 }
 
@@ -192,6 +199,13 @@ export interface RowChanges {
   readonly revision: Insertable<PlaylistRevisionTable>;
   /** The rules the playlist has after the write (JSON text), null for none. */
   readonly rules: string | null;
+  /** What its answers say beside its rules after the write (JSON text), null for nothing. */
+  readonly rulesStatus: string | null;
+}
+
+/** A smart playlist's `rules_status` (in the transaction that writes the version it belongs to). */
+export async function writeRulesStatus(trx: Q, id: number, rulesStatus: string | null): Promise<void> {
+  await trx.updateTable('playlists').set({ rules_status: rulesStatus }).where('id', '=', id).execute();
 }
 
 const deleteEntries = compiledRows(
@@ -463,15 +477,22 @@ export async function deletePlaylist(trx: Q, id: number, ownerId: number, now: n
 }
 
 /**
- * Writes a deleted playlist's row back under its id, at `version`, with the rules it had, and forgets its delete (its
- * entries, search document and revision are written beside it). Returns those rules (null for none).
+ * Writes a deleted playlist's row back under its id, at `version`, with the rules of the version it brings back (null
+ * for none), and forgets its delete (its entries, search document and revision are written beside it).
  */
 export async function undeletePlaylist(
   trx: Q,
-  row: { id: number; ownerId: number; name: string; now: number; version: number; nextEntry: number },
-): Promise<string | null> {
-  const kept = await trx.selectFrom('deleted_playlists').select('rules').where('id', '=', row.id).executeTakeFirst();
-  const rules = kept?.rules ?? null;
+  row: {
+    id: number;
+    ownerId: number;
+    name: string;
+    now: number;
+    version: number;
+    nextEntry: number;
+    rules: string | null;
+  },
+): Promise<void> {
+  const { rules } = row;
   await trx
     .insertInto('playlists')
     .values({
@@ -485,5 +506,4 @@ export async function undeletePlaylist(
     })
     .execute();
   await trx.deleteFrom('deleted_playlists').where('id', '=', row.id).execute();
-  return rules;
 }

@@ -26,16 +26,20 @@ export interface Snapshot {
   readonly name: string;
   /** Its owner's answer: the text the `playlistwithsongs` schema describes, with its fields in the schema's order. */
   readonly json: Buffer;
+  /** Whether it is a smart playlist (has rules), whose songs a read may refresh first (smart/smart.refresh.ts). */
+  readonly smart: boolean;
 }
 
 /**
  * What a snapshot is made from: the playlist read, with its version and the catalog's, and a smart playlist's rules
  * as stored (JSON text; null or absent for a hand-made playlist).
  */
-export type PlaylistRead = Omit<PlaylistWithSongs, 'rules'> & {
+export type PlaylistRead = Omit<PlaylistWithSongs, 'rules' | 'rulesStatus'> & {
   readonly version: number;
   readonly catalogVersion: number;
   readonly rules?: string | null;
+  /** What a smart playlist's answers say beside its rules (JSON text, `{"unreadable": [ids]}`); null or absent for none. */
+  readonly rulesStatus?: string | null;
 };
 
 /**
@@ -71,14 +75,16 @@ export function snapshotEtag(
 
 /**
  * The snapshot of a playlist read: its JSON written once. A smart playlist's `rules` follow its songs, as stored
- * (the text `readRules`' result was written as): a hand-made playlist's JSON has no `rules` member at all, as before
- * 1.7.0. A playlist's rules change only with a new version, so the snapshot's version still decides its bytes.
+ * (the text `readRules`' result was written as), then `rulesStatus` when its owner may not read a playlist they name: a
+ * hand-made playlist's JSON has no `rules` member at all, as before 1.7.0. A playlist's rules and their status change
+ * only with a new version, so the snapshot's version still decides its bytes.
  */
 export function snapshotOf(read: PlaylistRead): Snapshot {
-  const { id, name, songs, version, catalogVersion, rules } = read;
+  const { id, name, songs, version, catalogVersion, rules, rulesStatus } = read;
   const text = JSON.stringify({ id, name, songs });
-  const json = rules == null ? text : `${text.slice(0, -1)},"rules":${rules}}`;
-  return { id, version, catalogVersion, name, json: Buffer.from(json) };
+  const status = rulesStatus == null ? '' : `,"rulesStatus":${rulesStatus}`;
+  const json = rules == null ? text : `${text.slice(0, -1)},"rules":${rules}${status}}`;
+  return { id, version, catalogVersion, name, json: Buffer.from(json), smart: rules != null };
 }
 
 /**

@@ -77,9 +77,9 @@ export interface PlaylistEntryRow {
 export function playlistEntries(
   db: Q,
   id: number,
-): Promise<(PlaylistEntryRow & { version: number | string; rules: string | null })[]> {
+): Promise<(PlaylistEntryRow & { version: number | string; rules: string | null; rules_status: string | null })[]> {
   return entriesOfPlaylist(db, id)
-    .select(['p.name', 'p.version', 'p.rules', 's.id as song_id', 's.title', 's.artist'])
+    .select(['p.name', 'p.version', 'p.rules', 'p.rules_status', 's.id as song_id', 's.title', 's.artist'])
     .execute();
 }
 

@@ -29,6 +29,21 @@ export const PlaylistWithSongs = Type.Object(
           "A smart playlist's rules, as stored (1.7.0): its songs are the catalog songs they choose. Hand-made playlists have no `rules`",
       }),
     ),
+    rulesStatus: Type.Optional(
+      Type.Object(
+        {
+          unreadable: Type.Array(Type.Integer(), {
+            description:
+              "The playlists the rules name that the smart playlist's owner may no longer read: their conditions match no song",
+          }),
+        },
+        {
+          additionalProperties: false,
+          description:
+            'Only beside `rules`, and only when a playlist the rules name can no longer be read by their owner (1.7.0)',
+        },
+      ),
+    ),
     owner: Type.Optional(
       Type.String({
         description:
@@ -76,13 +91,17 @@ export const ImportedPlaylist = Type.Object(
 const CONTROL = '\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF';
 const NAME_PATTERN = `^[^${CONTROL}]*[^\\s${CONTROL}][^${CONTROL}]*$`;
 
-/** What a playlist's name may be, wherever one is sent (a create, an edit, an import's `?name=`). */
+/**
+ * What a playlist's name may be, wherever one is sent (a create, an edit, an import's `?name=`): `x-visible` also
+ * asks for a visible character and no bidirectional control (`nameProblem`, which an import's file title meets too).
+ */
 export function nameRule(limits: Limits) {
   return {
     minLength: 1,
     maxLength: limits.nameMaxLength,
     pattern: NAME_PATTERN,
     'x-message': 'must not be blank or contain control characters or unpaired surrogates',
+    'x-visible': true,
   };
 }
 

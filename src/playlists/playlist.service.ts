@@ -1,3 +1,4 @@
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { boundedPerKey } from '../concurrency/bounded.js';
 import { playlistAccess, type CurrentGrant } from './playlist.access.js';
 import { PlaylistCache, type PageSnapshots } from './playlist.cache.js';
@@ -18,10 +19,11 @@ import { notInCatalog } from './playlist.errors.js';
 import { playlistStore } from './playlist.store.js';
 import type { PageQuery } from '../http/schemas.js';
 import type { Scope } from './playlist.schemas.js';
-import { smartSongIds } from '../smart/smart-songs.repository.js';
+import type { RulesRunner } from '../smart/rules-runner.js';
 import type { Rules } from '../smart/rules.js';
 import { checkRulePlaylists } from '../smart/smart.checks.js';
-import { refreshDependents } from '../smart/smart.refresh.js';
+import { smartRefresher } from '../smart/smart.refresh.js';
+import { smartDependents, writeSmartInputs } from '../smart/smart.repository.js';
 
 /** A hand-made playlist to create: its name and songs. */
 export interface NewPlaylistInput {
@@ -65,23 +67,53 @@ export function playlistService(
   cacheBytes: number,
   searchSettings: SearchSettings,
   searchGate: SearchGate,
+  runner: RulesRunner,
   report: (error: unknown, message: string) => void = () => {},
+  registry?: Registry,
 ) {
   const q = db.kysely;
   const store = playlistStore(db);
-  // Smart playlists that name a playlist follow each write of it, before the write is answered.
-  refreshDependents(db, store, limits, (error, id) => {
-    report(error, `Refreshing the smart playlists that name playlist ${id} failed.`);
-  });
   // What this process remembers of playlists (access's standings, the answers' snapshots) hears what to forget here.
   const freshness = new Freshness(db);
   const access = playlistAccess(db, freshness);
   const cache = new PlaylistCache(db, cacheBytes, freshness);
   // Every write through the store (a smart playlist's refresh too) is forgotten by this process's memory at once.
-  store.onWrite((id) => {
-    freshness.forget(id);
-    return Promise.resolve();
+  store.events.on((event) => {
+    freshness.forget(event.id);
   });
+  // Smart playlists that name a playlist follow each write of it, after the write is answered (smart.refresh.ts).
+  const refreshes =
+    registry &&
+    new Counter({
+      name: 'mixtape_smart_refreshes_total',
+      help: "Smart playlists' refreshes by outcome: changed (a new version), unchanged, gone or failed",
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    });
+  const smart = smartRefresher(
+    db,
+    store,
+    limits,
+    (error, id) => {
+      report(error, `Refreshing smart playlist ${id} failed.`);
+    },
+    {
+      // Off the event loop and bounded in time as a request's rules are, in the owner's share.
+      songsOf: (_q, rules, unreadable, ownerId) =>
+        runner.songIds(rules, { now: Date.now(), songsMax: limits.songsMax, unreadable }, ownerId),
+      done: (outcome) => refreshes?.inc({ outcome }),
+    },
+  );
+  if (registry !== undefined) {
+    new Gauge({
+      name: 'mixtape_smart_refreshes_waiting',
+      help: 'Smart playlists waiting in this instance for a refresh',
+      registers: [registry],
+      collect() {
+        this.set(smart.queue.size);
+      },
+    });
+  }
   const search = playlistSearch(db, searchSettings, searchGate);
   // Long playlists being created a few at a time: each takes the event loop for a while. A user holds one place
   // among everyone's; the rest of their burst waits apart.
@@ -124,13 +156,17 @@ export function playlistService(
   /** A smart playlist: the songs its rules choose now (each playlist they name one the caller may read). */
   async function createSmart(userId: number, name: string, rules: Rules): Promise<PlaylistAnswer & { id: number }> {
     await checkRulePlaylists(access, userId, rules);
-    const songIds = await smartSongIds(q, db.dialect, rules, { now: Date.now(), songsMax: limits.songsMax });
+    // What the songs are worked out from, read before them and kept, so that the first read need not refresh it.
+    const inputs = await smart.inputsOf(q, userId, rules);
+    // Off the event loop, stopped with 422 past its time (rules-runner.ts).
+    const songIds = await runner.songIds(rules, { now: Date.now(), songsMax: limits.songsMax }, userId);
     // The catalog version with the songs (see Snapshot.catalogVersion); a song deleted in between is left out.
     const { songs: found, catalogVersion } = await findSongsAtCatalogVersion(q, songIds);
     const byId = new Map(found.map((s) => [s.id, s]));
     const songs = songIds.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : []));
     const text = JSON.stringify(rules);
     const made = await store.create(userId, name, songs, catalogVersion, limits.playlistsPerUser, text);
+    await db.write((trx) => writeSmartInputs(trx, made.snapshot.id, inputs.text));
     return { id: made.snapshot.id, ...render(made.snapshot, OWNER) };
   }
 
@@ -141,10 +177,19 @@ export function playlistService(
     return found;
   }
 
-  // An edit made here is forgotten by what this process remembers; other processes see the playlist's new version.
-  const editor = playlistEditor(db, store, access, limits.songsMax, (id) => {
-    freshness.forget(id);
-  });
+  /**
+   * The playlist's current snapshot as `userId` may read it, with their grant: a smart playlist whose inputs changed
+   * since its last refresh (a write on another instance, or one whose refresh still waits) is refreshed first.
+   */
+  async function current(userId: number, id: number): Promise<{ grant: CurrentGrant; found: Snapshot }> {
+    const grant = await access.requireCurrent(userId, id);
+    const found = await snapshot(userId, grant);
+    if (!found.smart || !(await smart.freshen(id))) return { grant, found };
+    const again = await access.requireCurrent(userId, id);
+    return { grant: again, found: await snapshot(userId, again) };
+  }
+
+  const editor = playlistEditor(db, store, access, limits.songsMax, runner, smart.inputsOf);
 
   return {
     /** Who may read, edit or own a playlist (and its history): the one place that decides it. */
@@ -183,14 +228,26 @@ export function playlistService(
 
     /** The playlist as JSON bytes with its ETag, as the caller sees it, and its name; 404 or 410 otherwise. */
     async get(userId: number, id: number): Promise<PlaylistAnswer & { readonly name: string }> {
-      const grant = await access.requireCurrent(userId, id);
-      const found = await snapshot(userId, grant);
+      const { grant, found } = await current(userId, id);
       return { ...render(found, grant), name: found.name };
     },
 
     /** The playlist's current snapshot as `userId` may read it (a link reads it as its owner); as `get` otherwise. */
     async snapshot(userId: number, id: number): Promise<Snapshot> {
-      return snapshot(userId, await access.requireCurrent(userId, id));
+      return (await current(userId, id)).found;
+    },
+
+    /** The smart playlists' refreshes (their queue waits for writes' answers; tests and shutdown wait for it). */
+    smart,
+
+    /**
+     * After a change of the playlist's members committed (`kind`, by its owner or a member leaving): what this
+     * process remembers of it forgets, and the smart playlists that name it are refreshed, since whether their owners
+     * may read it may have changed.
+     */
+    async membersChanged(id: number, ownerId: number, by: number, kind: 'shared' | 'unshared'): Promise<void> {
+      const followers = await smartDependents(q, id);
+      store.events.emit({ id, ownerId, version: undefined, kind, by, followers });
     },
 
     /** The playlist with what the catalog knows of its songs, for the playlist files; 404 or 410 otherwise. */
@@ -225,7 +282,6 @@ export function playlistService(
       const { ownerId } = await access.requireAccess(userId, id, 'own');
       const deleted = await writes(userId, () => store.remove(id, ownerId));
       if (!deleted) throw await access.refusal(userId, id);
-      freshness.forget(id);
     },
 
     /**

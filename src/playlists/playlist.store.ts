@@ -10,6 +10,7 @@ import { findSongsByIds } from '../songs/song.repository.js';
 import { releasePlaylistSlot, reservePlaylistSlot } from '../users/user.repository.js';
 import { planEntries, type Entry, type StoredEntry, type WantedSlot } from './entry-order.js';
 import { notInCatalog, quotaReached } from './playlist.errors.js';
+import { PlaylistEvents } from './playlist.events.js';
 import { snapshotOf, type Snapshot } from './playlist.render.js';
 import {
   createPlaylistAtOnce,
@@ -23,6 +24,7 @@ import {
   saveChangesAtOnce,
   undeletePlaylist,
   writeEntries,
+  writeRulesStatus,
   type PlaylistForWrite,
   type RowChanges,
 } from './playlist-store.repository.js';
@@ -54,15 +56,11 @@ export type Decision<T> =
       readonly slots: readonly WantedSlot[];
       readonly result: T;
       readonly rules?: string | null | undefined;
+      /** What a smart playlist's answers say beside its rules (JSON text), null for nothing; absent, as it is (or none
+       * when the rules change). */
+      readonly rulesStatus?: string | null | undefined;
     }
   | { readonly unchanged: true; readonly result: T };
-
-/**
- * Told of each committed write of a playlist (a create, an edit that changed it, a delete, an undelete), with the
- * smart playlists whose rules name it, read in the write's transaction (`smart_sources`; none for a create, which no
- * rules can name yet).
- */
-export type WriteListener = (id: number, dependents: readonly number[]) => Promise<void>;
 
 /** An edit's outcome: the playlist as it is after it (a new version when it changed), and the caller's result. */
 export interface Edited<T> extends Written {
@@ -79,6 +77,8 @@ export type Current = PlaylistForWrite;
 /** What an undelete writes: the name and slots of the version it brings back, and the slots of the version before. */
 export interface Undelete {
   readonly name: string;
+  /** The rules of the version it brings back (JSON text), null for a hand-made one. */
+  readonly rules: string | null;
   readonly songIds: readonly number[];
   /** The entries that version had; undefined when it was recorded before entries (new ones are given). */
   readonly entries: readonly number[] | undefined;
@@ -106,11 +106,7 @@ export function playlistStore(db: Db) {
     return ids.map((id) => byId.get(id)!);
   }
 
-  const listeners: WriteListener[] = [];
-  /** After a write committed: each listener in turn (a listener's own failure is its own to report). */
-  async function committed(id: number, dependents: readonly number[]): Promise<void> {
-    for (const listener of listeners) await listener(id, dependents);
-  }
+  const events = new PlaylistEvents();
 
   function written(
     id: number,
@@ -120,10 +116,11 @@ export function playlistStore(db: Db) {
     entries: readonly Entry[],
     songs: readonly ShownSong[],
     rules: string | null,
+    rulesStatus: string | null = null,
   ): Written {
     const shown = songs.map(({ id: songId, title, artist }) => ({ id: songId, title, artist }));
     return {
-      snapshot: snapshotOf({ id, version, catalogVersion, name, songs: shown, rules }),
+      snapshot: snapshotOf({ id, version, catalogVersion, name, songs: shown, rules, rulesStatus }),
       entries: entries.map((entry, i) => ({ ...entry, song: shown[i]! })),
     };
   }
@@ -157,13 +154,8 @@ export function playlistStore(db: Db) {
   }
 
   return {
-    /**
-     * Registers a listener told of every committed write of a playlist through this store, after the commit and
-     * before the write's caller is answered (smart playlists that name the playlist follow it).
-     */
-    onWrite(listener: WriteListener): void {
-      listeners.push(listener);
-    },
+    /** What each committed write through this store did, told after its commit (see PlaylistEvents). */
+    events,
 
     /**
      * A new playlist of these catalog songs (already read, in order, with the catalog version read before them),
@@ -197,7 +189,7 @@ export function playlistStore(db: Db) {
           return made;
         });
       }
-      await committed(id, []);
+      events.emit({ id, ownerId, version: 1, kind: 'create', by: ownerId, followers: [] });
       return written(id, 1, catalogVersion, name, entries, songs, rules);
     },
 
@@ -220,7 +212,7 @@ export function playlistStore(db: Db) {
       decide: (current: Current, trx: Db['kysely']) => Decision<T> | Promise<Decision<T>>,
       options: { readonly readsOnly?: boolean } = {},
     ): Promise<Edited<T> | undefined> {
-      type Attempt = (Edited<T> & { dependents: readonly number[] }) | undefined;
+      type Attempt = (Edited<T> & { dependents: readonly number[]; ownerId: number }) | undefined;
       /** The edit worked out from `current` and saved by `save`; NOT_SAVED when `save` wrote nothing. */
       async function attempt(
         trx: Db['kysely'],
@@ -241,8 +233,15 @@ export function playlistStore(db: Db) {
             current.entries,
             songs,
             current.rules,
+            current.rulesStatus,
           );
-          return { ...shown, changed: false, result: decision.result, dependents: [] as readonly number[] };
+          return {
+            ...shown,
+            changed: false,
+            result: decision.result,
+            dependents: [] as readonly number[],
+            ownerId: current.ownerId,
+          };
         }
         const songs = await catalogSongs(
           trx,
@@ -251,6 +250,12 @@ export function playlistStore(db: Db) {
         const plan = planEntries(current.entries, decision.slots, current.nextEntry);
         const version = current.version + 1;
         const rules = decision.rules === undefined ? current.rules : decision.rules;
+        const rulesStatus =
+          decision.rulesStatus !== undefined
+            ? decision.rulesStatus
+            : rules === current.rules
+              ? current.rulesStatus
+              : null;
         const revision = await revisionRow(trx, {
           playlistId: id,
           ownerId: current.ownerId,
@@ -275,10 +280,20 @@ export function playlistStore(db: Db) {
           doc: playlistDocument(decision.name, songs),
           revision,
           rules,
+          rulesStatus,
         });
         if (dependents === undefined) return NOT_SAVED;
-        const shown = written(id, version, current.catalogVersion, decision.name, plan.entries, songs, rules);
-        return { ...shown, changed: true, result: decision.result, dependents };
+        const shown = written(
+          id,
+          version,
+          current.catalogVersion,
+          decision.name,
+          plan.entries,
+          songs,
+          rules,
+          rulesStatus,
+        );
+        return { ...shown, changed: true, result: decision.result, dependents, ownerId: current.ownerId };
       }
 
       let edited: Attempt | typeof NOT_SAVED = NOT_SAVED;
@@ -288,7 +303,9 @@ export function playlistStore(db: Db) {
           current === undefined
             ? undefined
             : await attempt(q, current, async (changes) =>
-                changes.rules === current.rules ? saveChangesAtOnce(q, id, current.version, changes) : undefined,
+                changes.rules === current.rules && changes.rulesStatus === current.rulesStatus
+                  ? saveChangesAtOnce(q, id, current.version, changes)
+                  : undefined,
               );
       }
       if (edited === NOT_SAVED) {
@@ -305,6 +322,9 @@ export function playlistStore(db: Db) {
               if (dependents !== undefined && changes.rules !== current.rules) {
                 await writeSmartSources(trx, id, sourcesOf(current.rules), sourcesOf(changes.rules));
               }
+              if (dependents !== undefined && changes.rulesStatus !== current.rulesStatus) {
+                await writeRulesStatus(trx, id, changes.rulesStatus);
+              }
               return dependents;
             });
             // The row is this transaction's, locked at this version: its write cannot have been refused.
@@ -315,8 +335,11 @@ export function playlistStore(db: Db) {
         );
       }
       if (edited === undefined) return undefined;
-      const { dependents, ...answer } = edited;
-      if (answer.changed) await committed(id, dependents);
+      const { dependents, ownerId, ...answer } = edited;
+      if (answer.changed) {
+        const { version } = answer.snapshot;
+        events.emit({ id, ownerId, version, kind, by: byId, followers: dependents });
+      }
       return answer;
     },
 
@@ -332,7 +355,7 @@ export function playlistStore(db: Db) {
         return smartDependents(trx, id);
       });
       if (dependents === undefined) return false;
-      await committed(id, dependents);
+      events.emit({ id, ownerId, version: undefined, kind: 'delete', by: ownerId, followers: dependents });
       return true;
     },
 
@@ -360,7 +383,8 @@ export function playlistStore(db: Db) {
         const version = to.newest + 1;
         const now = Date.now();
         const nextEntry = entries.reduce((next, e) => Math.max(next, e.entry + 1), to.nextEntry);
-        const rules = await undeletePlaylist(trx, { id, ownerId, name: to.name, now, version, nextEntry });
+        const { rules } = to;
+        await undeletePlaylist(trx, { id, ownerId, name: to.name, now, version, nextEntry, rules });
         await writeSmartSources(trx, id, [], sourcesOf(rules));
         await writeEntries(trx, id, entries);
         await addPlaylistDocument(trx, ownerId, id, playlistDocument(to.name, songs));
@@ -386,7 +410,8 @@ export function playlistStore(db: Db) {
           dependents: await smartDependents(trx, id),
         };
       });
-      await committed(id, back.dependents);
+      const { version } = back.back.snapshot;
+      events.emit({ id, ownerId, version, kind: 'restore', by: ownerId, followers: back.dependents });
       return back.back;
     },
   };

@@ -5,9 +5,10 @@ import type { Grant } from '../playlists/playlist.access.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import { UserError, userName } from '../users/user-name.js';
 import { findUserByName } from '../users/user.repository.js';
-import { lockPlaylist } from '../playlists/playlist.repository.js';
+import { countSharedPlaylists, lockPlaylist } from '../playlists/playlist.repository.js';
 import {
   countMembers,
+  countMemberships,
   deleteMember,
   findMembership,
   playlistMembers,
@@ -88,10 +89,22 @@ export function membersService(db: Db, playlists: PlaylistService, limits: Limit
             `This playlist has ${limits.membersMax} members already, the most it may have; remove one to make room.`,
           );
         }
+        // Current playlists only, as the list counts them: a deleted one keeps its members for a restore, and a member
+        // cannot leave it. Through the key (member, playlist); the memberships alone, fewer reads, are enough below it.
+        if (
+          current === undefined &&
+          (await countMemberships(trx, target.id)) >= limits.sharedWithMax &&
+          (await countSharedPlaylists(trx, target.id)) >= limits.sharedWithMax
+        ) {
+          throw ApiError.conflict(
+            `${target.name} has ${limits.sharedWithMax} playlists shared with them already, the most one user may have.`,
+          );
+        }
         const at = Date.now();
         await putMember(trx, { playlistId: id, userId: target.id, ownerId: grant.ownerId, role, at });
         await recordMemberEvent(trx, { userId: target.id, playlistId: id, change: 'shared', version, at });
       });
+      await playlists.membersChanged(id, grant.ownerId, userId, 'shared');
       return list(userId, grant);
     },
 
@@ -120,6 +133,7 @@ export function membersService(db: Db, playlists: PlaylistService, limits: Limit
           at: Date.now(),
         });
       });
+      await playlists.membersChanged(id, grant.ownerId, userId, 'unshared');
     },
   };
 }

@@ -3,8 +3,8 @@
  * rules and owners, read for a refresh, a catalog import's look through them, and the rule-cycle check.
  */
 import type { Kysely } from 'kysely';
-import { catalogVersion } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
+import { readableBy } from '../playlists/playlist-access.repository.js';
 
 type Q = Kysely<Database>;
 
@@ -78,16 +78,71 @@ export async function writeSmartSources(
     .execute();
 }
 
+/** What a smart playlist's songs are worked out from, besides its rules (see `smartInputs`). */
+export interface SmartInputs {
+  /** The reading as text (stored as `playlists.smart_inputs`): two readings that are equal saw the same songs. */
+  readonly text: string;
+  /** The playlists the rules name that the owner may not read now (gone, or neither theirs nor shared with them). */
+  readonly unreadable: ReadonlySet<number>;
+}
+
 /**
- * What a smart playlist's songs are worked out from, besides its rules: the catalog's version and the versions of the
- * playlists its rules name (a playlist gone is left out), in two indexed reads. Two readings that are equal saw the same
- * songs in the catalog and in those playlists.
+ * What a smart playlist's songs are worked out from, besides its rules, in two indexed reads: the catalog's version
+ * and count of songs (when `followsCatalog`), and each playlist its rules name with its version and whether the owner may read it now
+ * (`readableBy`, the one rule of who may read a playlist). A playlist gone reads as version 0, unreadable.
  */
-export async function smartInputs(q: Q, sourceIds: readonly number[]): Promise<string> {
-  const catalog = await q.selectNoFrom([catalogVersion]).executeTakeFirstOrThrow();
-  const versions =
+export async function smartInputs(
+  q: Q,
+  ownerId: number,
+  sourceIds: readonly number[],
+  followsCatalog: boolean,
+): Promise<SmartInputs> {
+  // The catalog's version counts changes of songs' text; its count of songs, those added and removed.
+  const catalog = followsCatalog
+    ? await q.selectFrom('catalog_version').select(['version', 'songs']).executeTakeFirstOrThrow()
+    : undefined;
+  const rows =
     sourceIds.length === 0
       ? []
-      : await q.selectFrom('playlists').select(['id', 'version']).where('id', 'in', sourceIds).orderBy('id').execute();
-  return JSON.stringify([Number(catalog.catalog_version), ...versions.map((row) => [row.id, Number(row.version)])]);
+      : await q
+          .selectFrom('playlists as p')
+          .select((eb) => [
+            'p.id',
+            'p.version',
+            eb.case().when(readableBy(eb, ownerId)).then(1).else(0).end().as('readable'),
+          ])
+          .where('p.id', 'in', sourceIds)
+          .execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const unreadable = new Set<number>();
+  const sources = [...sourceIds]
+    .sort((a, b) => a - b)
+    .map((id) => {
+      const row = byId.get(id);
+      const readable = row !== undefined && row.readable === 1;
+      if (!readable) unreadable.add(id);
+      return [id, row === undefined ? 0 : Number(row.version), readable ? 1 : 0];
+    });
+  // Bigints on PostgreSQL, which may come as text.
+  const read = catalog === undefined ? null : [catalog.version, catalog.songs].map(Number);
+  return { text: JSON.stringify([read, ...sources]), unreadable };
+}
+
+/** A smart playlist's owner, rules and last inputs (`smart_inputs`); undefined when it is gone or has no rules. */
+export async function smartPlaylist(
+  q: Q,
+  id: number,
+): Promise<{ ownerId: number; rules: string; inputs: string | null } | undefined> {
+  const row = await q
+    .selectFrom('playlists')
+    .select(['owner_id', 'rules', 'smart_inputs'])
+    .where('id', '=', id)
+    .where('rules', 'is not', null)
+    .executeTakeFirst();
+  return row === undefined ? undefined : { ownerId: row.owner_id, rules: row.rules!, inputs: row.smart_inputs };
+}
+
+/** Keeps what a smart playlist's songs were worked out from, in the transaction of its refresh. */
+export async function writeSmartInputs(trx: Q, id: number, inputs: string): Promise<void> {
+  await trx.updateTable('playlists').set({ smart_inputs: inputs }).where('id', '=', id).execute();
 }

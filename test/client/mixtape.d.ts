@@ -962,6 +962,11 @@ export interface components {
             /** @description The caller's role, with `owner`: a viewer reads it, an editor also edits it */
             role?: "viewer" | "editor";
             rules?: components["schemas"]["smartRules"];
+            /** @description Only beside `rules`, and only when a playlist the rules name can no longer be read by their owner (1.7.0) */
+            rulesStatus?: {
+                /** @description The playlists the rules name that the smart playlist's owner may no longer read: their conditions match no song */
+                unreadable: number[];
+            };
             /** @description Songs in the playlist, in the order they were given */
             songs: components["schemas"]["song"][];
         };
@@ -2690,7 +2695,7 @@ export interface operations {
                     atomic?: boolean;
                     /** @description The version the ops were made on; the current one when left out */
                     base?: number;
-                    /** @description Makes the request safe to send again: the same key from the same user on this playlist answers what the first request answered and applies nothing again */
+                    /** @description Makes the request safe to send again: the same key from the same user on this playlist, with the same `ops`, `base` and `atomic`, answers what the first request answered and applies nothing again; with another request, 422. The newest 1000 keys of each user are kept, within the history's retention */
                     key?: string;
                     ops: {
                         /** @description After this entry; `null`: at the start */
@@ -2856,7 +2861,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description Some song ids are not in the catalog; `errormsg` names them. */
+            /** @description A song id not in the catalog, an entry this playlist never had, or a `key` sent before with another request; `errormsg` says which. Nothing was written. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3648,7 +3653,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist has 100 members already, the most it may have. */
+            /** @description The playlist has 100 members already, or the user has 10000 playlists shared with them already: the most either may have. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5515,7 +5520,7 @@ export interface operations {
                     atomic?: boolean;
                     /** @description The version the ops were made on; the current one when left out */
                     base?: number;
-                    /** @description Makes the request safe to send again: the same key from the same user on this playlist answers what the first request answered and applies nothing again */
+                    /** @description Makes the request safe to send again: the same key from the same user on this playlist, with the same `ops`, `base` and `atomic`, answers what the first request answered and applies nothing again; with another request, 422. The newest 1000 keys of each user are kept, within the history's retention */
                     key?: string;
                     ops: {
                         /** @description After this entry; `null`: at the start */
@@ -5681,7 +5686,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description Some song ids are not in the catalog; `errormsg` names them. */
+            /** @description A song id not in the catalog, an entry this playlist never had, or a `key` sent before with another request; `errormsg` says which. Nothing was written. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6473,7 +6478,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist has 100 members already, the most it may have. */
+            /** @description The playlist has 100 members already, or the user has 10000 playlists shared with them already: the most either may have. */
             409: {
                 headers: {
                     [name: string]: unknown;
