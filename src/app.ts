@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
 import type { Config } from './config.js';
 import { coverRoutes } from './covers/cover.routes.js';
 import { CoverRenderer } from './covers/renderer.js';
@@ -50,6 +50,9 @@ import { historyService } from './history/history.service.js';
 import { ChangeEntry, Revision } from './history/history.schemas.js';
 import { changesRoutes } from './history/changes.routes.js';
 import { changeFeed } from './history/changes.service.js';
+import { liveChanges } from './live/live-changes.js';
+import { liveNotifier } from './live/notifier.js';
+import { Wakeups } from './live/wakeups.js';
 import { startHistoryPruning } from './history/pruning.js';
 import { linkRoutes } from './sharing/links.routes.js';
 import { linkService } from './sharing/links.service.js';
@@ -174,7 +177,31 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     workers,
   );
   historyRoutes(routes, { history, limits, authenticate });
-  changesRoutes(routes, { feed: changeFeed(db, config.historyDays), authenticate });
+  // Requests that wait for changes, woken after each commit on any instance (live/).
+  const wakeups = new Wakeups(config.live.waitsPerUser);
+  new Gauge({
+    name: 'mixtape_waiting_requests',
+    help: 'Requests of this instance waiting for a change',
+    registers: [registry],
+    collect() {
+      this.set(wakeups.count);
+    },
+  });
+  const notifier = liveNotifier(db, config.database, wakeups, (error, message) => {
+    app.log.error({ err: error }, message);
+  });
+  playlists.store.events.on((event) => {
+    notifier.publish([event.id], event.others).catch((error: unknown) => {
+      app.log.error({ err: error, playlist: event.id }, 'Telling the waiting requests of a change failed.');
+    });
+  });
+  // At shutdown every waiting request is answered at once, before the server waits for requests in flight.
+  app.addHook('preClose', (done) => {
+    wakeups.close();
+    done();
+  });
+  app.addHook('onClose', () => notifier.close());
+  changesRoutes(routes, { feed: liveChanges(changeFeed(db, config.historyDays), wakeups, notifier), authenticate });
   membersRoutes(routes, { members: membersService(db, playlists, limits), limits, authenticate });
   const pruning = startHistoryPruning(db, config.historyDays, app.log);
   app.addHook('onClose', () => {

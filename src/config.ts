@@ -112,6 +112,12 @@ export interface RulesSettings {
   readonly timeoutMs: number;
 }
 
+/** Requests that wait for changes (live/). */
+export interface LiveSettings {
+  /** Waiting requests of one user on an instance; the next one makes the oldest answer at once. */
+  readonly waitsPerUser: number;
+}
+
 /** The threads that read playlist files and compute diffs off the event loop, and how many tasks may wait for them. */
 export interface WorkerSettings {
   readonly threads: number;
@@ -149,6 +155,7 @@ export interface Config {
   readonly search: SearchSettings;
   /** How long a smart playlist's rules query may run before it is stopped (422). */
   readonly rules: RulesSettings;
+  readonly live: LiveSettings;
   readonly workers: WorkerSettings;
   readonly loadShedding: LoadSheddingSettings;
   readonly server: ServerConfig;
@@ -265,6 +272,9 @@ export function loadConfig(env: Env = process.env): Config {
     },
     rules: {
       timeoutMs: read.int('MIXTAPE_RULES_TIMEOUT_MS', 2000, 10, 600_000),
+    },
+    live: {
+      waitsPerUser: read.int('MIXTAPE_WAITS_PER_USER', 10, 1, 1000),
     },
     workers: {
       // One core is the event loop's; the threads take the others, at most four (one on a machine of one or two).

@@ -1,11 +1,11 @@
 import type { onRequestHookHandler } from 'fastify';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import type { TypedApp } from '../http/routes.js';
-import type { ChangeFeed } from './changes.service.js';
+import type { LiveChanges } from '../live/live-changes.js';
 import { ChangesPage, ChangesQuery } from './history.schemas.js';
 
 /** `GET /v3/changes`: the caller's change feed (API 1.4.0). */
-export function changesRoutes(app: TypedApp, deps: { feed: ChangeFeed; authenticate: onRequestHookHandler }): void {
+export function changesRoutes(app: TypedApp, deps: { feed: LiveChanges; authenticate: onRequestHookHandler }): void {
   const { feed, authenticate } = deps;
   app.route({
     method: 'GET',
@@ -17,7 +17,7 @@ export function changesRoutes(app: TypedApp, deps: { feed: ChangeFeed; authentic
       tags: ['History'],
       security: SECURITY,
       description:
-        'Without `since`, every playlist the caller has now (their own and those shared with them), one entry each; with `since` (the `next` of the last answer), the changes after it, oldest first, deletes included, and `shared` or `unshared` as the caller becomes a member of a playlist, gets another role or stops being one. Call again at once while `more` is true. Tokens work on every instance and never skip an acknowledged write.',
+        'Without `since`, every playlist the caller has now (their own and those shared with them), one entry each; with `since` (the `next` of the last answer), the changes after it, oldest first, deletes included, and `shared` or `unshared` as the caller becomes a member of a playlist, gets another role or stops being one. Call again at once while `more` is true. Tokens work on every instance and never skip an acknowledged write. With `wait` (1.8.0) an empty answer waits for the next change instead.',
       querystring: ChangesQuery,
       response: {
         200: json('A page of changes and the token to continue from.', ChangesPage),
@@ -27,7 +27,8 @@ export function changesRoutes(app: TypedApp, deps: { feed: ChangeFeed; authentic
       },
     },
     handler: async (request, reply) => {
-      const page = await feed.changes(request.caller.userId, request.query.since, request.query.limit);
+      const { since, limit, wait } = request.query;
+      const page = await feed.changes(request.caller.userId, since, limit, wait);
       return reply.header('cache-control', 'no-store').send(page);
     },
   });

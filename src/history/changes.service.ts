@@ -80,13 +80,19 @@ export function changeFeed(db: Db, historyDays: number) {
   const later = (a: FeedPosition, b: FeedPosition) => (a.xid > b.xid || (a.xid === b.xid && a.seq > b.seq) ? a : b);
 
   return {
-    /** The caller's changes after `since` (every playlist they have, without it), at most `limit`. */
+    /**
+     * The caller's changes after `since` (every playlist they have, without it; from the current point for `now`), at
+     * most `limit`.
+     */
     async changes(userId: number, since: string | undefined, limit: number): Promise<ChangesPage> {
       const now = Date.now();
       let token: FeedToken;
       if (since === undefined) {
         // The horizon first: the list read after it shows at least every change before it.
         token = { userId, positions: await feedHorizon(q, db.dialect), listedUpTo: 0, issuedAt: now };
+      } else if (since === 'now') {
+        // From the horizon, without the list of what the caller has.
+        token = { userId, positions: await feedHorizon(q, db.dialect), listedUpTo: undefined, issuedAt: now };
       } else {
         token = await verify(since, userId);
       }

@@ -64,10 +64,19 @@ export const ChangesQuery = Type.Object({
   since: Type.Optional(
     Type.String({
       maxLength: 512,
-      description: 'The `next` token of the last answer; without it, every playlist the caller has now',
+      description:
+        'The `next` token of the last answer; without it, every playlist the caller has now; `now` (1.8.0), only what changes from now on',
     }),
   ),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Most entries to return' }),
+  wait: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 60,
+      description:
+        'Seconds to wait (1.8.0): when there is nothing after `since` yet, the answer waits until a change this feed would list commits on any instance (answered at once), or this long (then no changes, and a `next` to wait from)',
+    }),
+  ),
 });
 
 export const ChangeEntry = Type.Object(

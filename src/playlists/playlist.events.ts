@@ -15,6 +15,8 @@ export interface PlaylistChanged {
   readonly by: number;
   /** The smart playlists whose rules name it, read in the write's transaction (none for a create). */
   readonly followers: readonly number[];
+  /** Users the change concerns besides its owner and members: a member just removed. */
+  readonly others?: readonly number[];
 }
 
 export type PlaylistChangeListener = (event: PlaylistChanged) => void;

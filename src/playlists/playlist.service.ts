@@ -245,9 +245,15 @@ export function playlistService(
      * process remembers of it forgets, and the smart playlists that name it are refreshed, since whether their owners
      * may read it may have changed.
      */
-    async membersChanged(id: number, ownerId: number, by: number, kind: 'shared' | 'unshared'): Promise<void> {
+    async membersChanged(
+      id: number,
+      ownerId: number,
+      by: number,
+      kind: 'shared' | 'unshared',
+      member: number,
+    ): Promise<void> {
       const followers = await smartDependents(q, id);
-      store.events.emit({ id, ownerId, version: undefined, kind, by, followers });
+      store.events.emit({ id, ownerId, version: undefined, kind, by, followers, others: [member] });
     },
 
     /** The playlist with what the catalog knows of its songs, for the playlist files; 404 or 410 otherwise. */

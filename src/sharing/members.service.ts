@@ -104,7 +104,7 @@ export function membersService(db: Db, playlists: PlaylistService, limits: Limit
         await putMember(trx, { playlistId: id, userId: target.id, ownerId: grant.ownerId, role, at });
         await recordMemberEvent(trx, { userId: target.id, playlistId: id, change: 'shared', version, at });
       });
-      await playlists.membersChanged(id, grant.ownerId, userId, 'shared');
+      await playlists.membersChanged(id, grant.ownerId, userId, 'shared', target.id);
       return list(userId, grant);
     },
 
@@ -133,7 +133,7 @@ export function membersService(db: Db, playlists: PlaylistService, limits: Limit
           at: Date.now(),
         });
       });
-      await playlists.membersChanged(id, grant.ownerId, userId, 'unshared');
+      await playlists.membersChanged(id, grant.ownerId, userId, 'unshared', target.id);
     },
   };
 }

@@ -113,7 +113,7 @@ export interface paths {
         };
         /**
          * What changed in your playlists
-         * @description Without `since`, every playlist the caller has now (their own and those shared with them), one entry each; with `since` (the `next` of the last answer), the changes after it, oldest first, deletes included, and `shared` or `unshared` as the caller becomes a member of a playlist, gets another role or stops being one. Call again at once while `more` is true. Tokens work on every instance and never skip an acknowledged write.
+         * @description Without `since`, every playlist the caller has now (their own and those shared with them), one entry each; with `since` (the `next` of the last answer), the changes after it, oldest first, deletes included, and `shared` or `unshared` as the caller becomes a member of a playlist, gets another role or stops being one. Call again at once while `more` is true. Tokens work on every instance and never skip an acknowledged write. With `wait` (1.8.0) an empty answer waits for the next change instead.
          */
         get: operations["getchanges"];
         put?: never;
@@ -1494,10 +1494,12 @@ export interface operations {
     getchanges: {
         parameters: {
             query?: {
-                /** @description The `next` token of the last answer; without it, every playlist the caller has now */
+                /** @description The `next` token of the last answer; without it, every playlist the caller has now; `now` (1.8.0), only what changes from now on */
                 since?: string;
                 /** @description Most entries to return */
                 limit?: number;
+                /** @description Seconds to wait (1.8.0): when there is nothing after `since` yet, the answer waits until a change this feed would list commits on any instance (answered at once), or this long (then no changes, and a `next` to wait from) */
+                wait?: number;
             };
             header?: never;
             path?: never;

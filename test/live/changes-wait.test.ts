@@ -1,0 +1,171 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { DIALECTS } from '../helpers/databases.js';
+import { describeEachDatabase, describeTwoInstances } from '../helpers/each-database.js';
+import { createPlaylist, expectError, sendAs } from '../helpers/requests.js';
+
+interface Page {
+  readonly changes: { id: number; change: string; version?: number }[];
+  readonly next: string;
+  readonly more: boolean;
+}
+
+/** A feed request and how long it took to be answered. */
+async function timed(app: TestApp, security: string, query: string) {
+  const started = Date.now();
+  const answer = await sendAs(app.app, 'GET', `/v3/changes?${query}`, security);
+  return { answer, ms: Date.now() - started };
+}
+
+/** The requests the app holds waiting (its /metrics). */
+async function waitingRequests(app: TestApp): Promise<number> {
+  const metrics = await app.app.inject({ url: '/metrics' });
+  return Number(/^mixtape_waiting_requests (\d+)$/m.exec(metrics.body)?.[1] ?? '0');
+}
+
+/**
+ * The caller's current point in the feed, with nothing listed: `since=now`, then past what it still lists (on
+ * PostgreSQL the current point is behind transactions still open when it is read, so it may list a change just made).
+ */
+async function now(app: TestApp, security: string): Promise<string> {
+  let answer = await sendAs(app.app, 'GET', '/v3/changes?since=now', security);
+  for (let tries = 0; tries < 20; tries += 1) {
+    expect(answer.statusCode, answer.body).toBe(200);
+    const page = answer.json<Page>();
+    if (page.changes.length === 0) return page.next;
+    answer = await sendAs(app.app, 'GET', `/v3/changes?since=${encodeURIComponent(page.next)}`, security);
+  }
+  throw new Error('the feed kept listing changes');
+}
+
+describeEachDatabase('the change feed that waits, on %s', { MIXTAPE_WAITS_PER_USER: '2' }, (t) => {
+  it('answers a waiting request at the commit of a change it lists, and not at another user’s', async () => {
+    const alice = await t.addUser();
+    const bob = await t.addUser();
+    const mine = await createPlaylist(t.app, alice, 'Watched', [1]);
+    const since = await now(t, alice);
+    const waiting = timed(t, alice, `since=${encodeURIComponent(since)}&wait=20`);
+    await sleep(300);
+    // Bob's own change is not in alice's feed: she still waits.
+    await createPlaylist(t.app, bob, 'Not hers', [2]);
+    await sleep(300);
+    const edited = await sendAs(t.app, 'PATCH', `/v3/playlist/${mine.id}`, alice, { name: 'Watched, renamed' });
+    expect(edited.statusCode, edited.body).toBe(200);
+    const { answer, ms } = await waiting;
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(answer.json<Page>().changes).toEqual([expect.objectContaining({ id: mine.id, change: 'edit', version: 2 })]);
+    // It waited for the edit (600 ms in), and was answered well before its 20 s.
+    expect(ms).toBeGreaterThanOrEqual(500);
+    expect(ms).toBeLessThan(10_000);
+  });
+
+  it('answers an empty page and a token to wait from when nothing changes in time', async () => {
+    const alice = await t.addUser();
+    const since = await now(t, alice);
+    const { answer, ms } = await timed(t, alice, `since=${encodeURIComponent(since)}&wait=1`);
+    expect(answer.statusCode, answer.body).toBe(200);
+    const page = answer.json<Page>();
+    expect(page.changes).toEqual([]);
+    expect(page.more).toBe(false);
+    expect(typeof page.next).toBe('string');
+    expect(ms).toBeGreaterThanOrEqual(900);
+    // The token it gave waits from there: a change after it is the next answer.
+    const mine = await createPlaylist(t.app, alice, 'Later', [3]);
+    const after = await timed(t, alice, `since=${encodeURIComponent(page.next)}&wait=5`);
+    expect(after.answer.json<Page>().changes).toEqual([expect.objectContaining({ id: mine.id, change: 'create' })]);
+  });
+
+  it('wakes a member at a change of a playlist shared with them, and at their removal', async () => {
+    const [alice, bobName] = [await t.addUser(), `bob_${Date.now()}`];
+    const bob = await t.addUser(bobName);
+    const shared = await createPlaylist(t.app, alice, 'Shared', [1]);
+    const put = await sendAs(t.app, 'PUT', `/v3/playlist/${shared.id}/members/${bobName}`, alice, { role: 'viewer' });
+    expect(put.statusCode, put.body).toBe(200);
+    const since = await now(t, bob);
+    const waiting = timed(t, bob, `since=${encodeURIComponent(since)}&wait=20`);
+    await sleep(200);
+    await sendAs(t.app, 'PATCH', `/v3/playlist/${shared.id}`, alice, { songIds: [1, 2] });
+    const first = await waiting;
+    expect(first.answer.json<Page>().changes).toEqual([expect.objectContaining({ id: shared.id, change: 'edit' })]);
+    expect(first.ms).toBeLessThan(10_000);
+
+    const waitingAgain = timed(t, bob, `since=${encodeURIComponent(first.answer.json<Page>().next)}&wait=20`);
+    await sleep(200);
+    const removed = await sendAs(t.app, 'DELETE', `/v3/playlist/${shared.id}/members/${bobName}`, alice);
+    expect(removed.statusCode, removed.body).toBe(200);
+    const second = await waitingAgain;
+    expect(second.answer.json<Page>().changes).toEqual([
+      expect.objectContaining({ id: shared.id, change: 'unshared' }),
+    ]);
+    expect(second.ms).toBeLessThan(10_000);
+  });
+
+  it("answers a user's oldest wait at once when they open one more than MIXTAPE_WAITS_PER_USER", async () => {
+    const alice = await t.addUser();
+    const since = encodeURIComponent(await now(t, alice));
+    const first = timed(t, alice, `since=${since}&wait=30`);
+    await sleep(100);
+    const second = timed(t, alice, `since=${since}&wait=30`);
+    await sleep(100);
+    const third = timed(t, alice, `since=${since}&wait=30`);
+    const oldest = await first;
+    expect(oldest.answer.statusCode).toBe(200);
+    expect(oldest.answer.json<Page>().changes).toEqual([]);
+    expect(oldest.ms).toBeLessThan(10_000);
+    // The two others are answered by the next change.
+    await createPlaylist(t.app, alice, 'Wakes both', [1]);
+    for (const waiting of [await second, await third]) {
+      expect(waiting.answer.json<Page>().changes).toHaveLength(1);
+      expect(waiting.ms).toBeLessThan(10_000);
+    }
+  });
+
+  it('refuses a wait that is not 1 to 60 whole seconds, naming it', async () => {
+    const alice = await t.addUser();
+    for (const wait of ['0', '61', '1.5', 'soon']) {
+      const answer = await sendAs(t.app, 'GET', `/v3/changes?since=now&wait=${wait}`, alice);
+      expect(expectError(answer, 400).errormsg).toMatch(/wait/);
+    }
+  });
+});
+
+describeTwoInstances('the change feed that waits, across two instances on %s', (apps) => {
+  it('answers a request waiting on one instance at a commit on the other', async () => {
+    const alice = await apps.one.addUser();
+    const mine = await createPlaylist(apps.one.app, alice, 'Across', [1]);
+    const since = await now(apps.two, alice);
+    const waiting = timed(apps.two, alice, `since=${encodeURIComponent(since)}&wait=20`);
+    await sleep(500);
+    const edited = await sendAs(apps.one.app, 'PATCH', `/v3/playlist/${mine.id}`, alice, { name: 'Across, renamed' });
+    expect(edited.statusCode, edited.body).toBe(200);
+    const { answer, ms } = await waiting;
+    expect(answer.json<Page>().changes).toEqual([expect.objectContaining({ id: mine.id, change: 'edit' })]);
+    expect(ms).toBeGreaterThanOrEqual(400);
+    expect(ms).toBeLessThan(10_000);
+  });
+});
+
+for (const dialect of DIALECTS) {
+  it(`answers every waiting request at once when the service closes (${dialect})`, async () => {
+    const app = await createTestApp(dialect);
+    let closing: Promise<void> | undefined;
+    try {
+      const alice = await app.addUser();
+      const since = await now(app, alice);
+      const waiting = timed(app, alice, `since=${encodeURIComponent(since)}&wait=60`);
+      // Until it waits (its /metrics say so), then the close.
+      for (let tries = 0; tries < 100 && (await waitingRequests(app)) < 1; tries += 1) await sleep(50);
+      expect(await waitingRequests(app)).toBe(1);
+      // Past its first read of the feed.
+      await sleep(300);
+      closing = app.close();
+      const { answer, ms } = await waiting;
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(answer.json<Page>().changes).toEqual([]);
+      expect(ms).toBeLessThan(10_000);
+    } finally {
+      await (closing ?? app.close());
+    }
+  });
+}
