@@ -161,22 +161,6 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   );
   // Refreshes under way finish before the database closes; those still waiting are found by the next read.
   app.addHook('onClose', () => playlists.smart.stop());
-  const files = playlistFiles(playlists, config.exports);
-  playlistRoutes(routes, { playlists, limits, authenticate, files });
-  playlistEditRoutes(routes, { playlists, limits, authenticate });
-  entryEditRoutes(routes, { edits: entryEdits(db, playlists, limits), limits, authenticate });
-  // Work whose cost grows with a request's body or a playlist's length runs on these threads.
-  const workers = new WorkerPool(config.workers);
-  app.addHook('onClose', () => workers.close());
-  const importer = playlistImporter(db, limits, playlists, config.exports.locationTemplate, workers);
-  playlistImportRoutes(routes, { importer, limits, authenticate });
-  const history = historyService(
-    db,
-    playlists,
-    { limits, exports: config.exports, historyDays: config.historyDays },
-    workers,
-  );
-  historyRoutes(routes, { history, limits, authenticate });
   // Requests that wait for changes, woken after each commit on any instance (live/).
   const wakeups = new Wakeups(config.live.waitsPerUser);
   new Gauge({
@@ -201,7 +185,24 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     done();
   });
   app.addHook('onClose', () => notifier.close());
-  changesRoutes(routes, { feed: liveChanges(changeFeed(db, config.historyDays), wakeups, notifier), authenticate });
+  const live = liveChanges(changeFeed(db, config.historyDays), wakeups, notifier);
+  const files = playlistFiles(playlists, config.exports);
+  playlistRoutes(routes, { playlists, limits, authenticate, files, live });
+  playlistEditRoutes(routes, { playlists, limits, authenticate });
+  entryEditRoutes(routes, { edits: entryEdits(db, playlists, limits), limits, authenticate, live });
+  // Work whose cost grows with a request's body or a playlist's length runs on these threads.
+  const workers = new WorkerPool(config.workers);
+  app.addHook('onClose', () => workers.close());
+  const importer = playlistImporter(db, limits, playlists, config.exports.locationTemplate, workers);
+  playlistImportRoutes(routes, { importer, limits, authenticate });
+  const history = historyService(
+    db,
+    playlists,
+    { limits, exports: config.exports, historyDays: config.historyDays },
+    workers,
+  );
+  historyRoutes(routes, { history, limits, authenticate });
+  changesRoutes(routes, { feed: live, authenticate });
   membersRoutes(routes, { members: membersService(db, playlists, limits), limits, authenticate });
   const pruning = startHistoryPruning(db, config.historyDays, app.log);
   app.addHook('onClose', () => {

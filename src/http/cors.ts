@@ -12,12 +12,14 @@ export const CORS_ALLOWED_HEADERS = [
   'if-none-match',
   'if-match',
   'x-request-id',
+  'prefer',
 ];
 
 /** Answer headers a page may read beyond the always readable ones (`Content-Type`, `Cache-Control`…). */
 export const CORS_EXPOSED_HEADERS = [
   'etag',
   'location',
+  'preference-applied',
   'x-total-count',
   'link',
   'content-disposition',

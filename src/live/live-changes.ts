@@ -1,6 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChangeFeed, ChangesPage } from '../history/changes.service.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { noneMatchTag } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
+import { preferredWait } from '../http/prefer.js';
 import type { LiveNotifier } from './notifier.js';
 import type { Wakeups } from './wakeups.js';
 
@@ -9,6 +12,49 @@ import type { Wakeups } from './wakeups.js';
  * begun before it has ended), the feed is read again after these pauses before waiting again.
  */
 const SETTLE_MS = [50, 150, 400] as const;
+
+/**
+ * Waits, holding nothing but memory, for `userId`'s next change on any instance (the changes of their playlists, those
+ * shared with them, their memberships), until `done` says what the caller waits for has come or `seconds` pass; reads
+ * with `read` first (subscribed before it, so that a commit between the read and the wait still wakes it) and again
+ * after each wake-up. Answers the last read. At shutdown, or to make room for the user's newer wait, it answers what
+ * it has at once; a wait asked for while the service stops is 503.
+ */
+export async function waitForChange<T>(
+  wakeups: Wakeups,
+  notifier: LiveNotifier,
+  userId: number,
+  seconds: number,
+  read: () => Promise<T>,
+  done: (read: T) => boolean,
+): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  const ear = wakeups.subscribe(userId);
+  try {
+    try {
+      await notifier.watch();
+    } catch {
+      // Not hearing other instances for now: this instance's own writes and the deadline still answer it.
+    }
+    if (ear.closing) throw ApiError.unavailable('The service is stopping; ask again in a moment.', 1);
+    let last = await read();
+    while (!done(last)) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      if ((await ear.next(left)) !== 'woken') break;
+      last = await read();
+      for (const pause of SETTLE_MS) {
+        if (done(last) || Date.now() + pause >= deadline) break;
+        await sleep(pause);
+        if (ear.closing) break;
+        last = await read();
+      }
+    }
+    return last;
+  } finally {
+    ear.done();
+  }
+}
 
 /**
  * The change feed that waits (`GET /v3/changes?wait=S`, docs/api.md): when the caller's feed has nothing after their
@@ -25,36 +71,41 @@ export function liveChanges(feed: ChangeFeed, wakeups: Wakeups, notifier: LiveNo
       waitSeconds: number | undefined,
     ): Promise<ChangesPage> {
       if (waitSeconds === undefined) return feed.changes(userId, since, limit);
-      const deadline = Date.now() + waitSeconds * 1000;
-      // Heard before the read, so that a commit between the read and the wait still wakes it.
-      const ear = wakeups.subscribe(userId);
-      try {
-        try {
-          await notifier.watch();
-        } catch {
-          // Not hearing other instances for now: this instance's own writes and the deadline still answer it.
-        }
-        if (ear.closing) throw ApiError.unavailable('The service is stopping; ask again in a moment.', 1);
-        let page = await feed.changes(userId, since, limit);
-        while (page.changes.length === 0) {
-          const left = deadline - Date.now();
-          if (left <= 0) break;
-          // Past its time, at shutdown, or to make room for its user's newer wait: answered with what it has.
-          if ((await ear.next(left)) !== 'woken') break;
-          page = await feed.changes(userId, since, limit);
-          for (const pause of SETTLE_MS) {
-            if (page.changes.length > 0 || Date.now() + pause >= deadline) break;
-            await sleep(pause);
-            if (ear.closing) break;
-            page = await feed.changes(userId, since, limit);
-          }
-        }
-        return page;
-      } finally {
-        ear.done();
-      }
+      const read = () => feed.changes(userId, since, limit);
+      return waitForChange(wakeups, notifier, userId, waitSeconds, read, (page) => page.changes.length > 0);
+    },
+
+    /**
+     * A conditional read that waits (`Prefer: wait=S` with `If-None-Match`, RFC 7240): while its answer still matches
+     * `If-None-Match`, waits up to `seconds` for a change of the user's, and answers the read after it.
+     */
+    untilChanged<T extends { readonly etag: string }>(
+      userId: number,
+      seconds: number,
+      noneMatch: string,
+      read: () => Promise<T>,
+    ): Promise<T> {
+      const changed = (answer: T) => noneMatchTag(noneMatch, answer.etag) === undefined;
+      return waitForChange(wakeups, notifier, userId, seconds, read, changed);
     },
   };
+}
+
+/**
+ * A route's read, as `Prefer: wait` asks: with `If-None-Match` and a `wait` preference, it waits for the answer to
+ * change (`untilChanged`) and says `Preference-Applied: wait=S`; otherwise it reads at once.
+ */
+export function readWaiting<T extends { readonly etag: string }>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  live: LiveChanges,
+  read: () => Promise<T>,
+): Promise<T> {
+  const wait = preferredWait(request.headers.prefer);
+  const noneMatch = request.headers['if-none-match'];
+  if (wait === undefined || noneMatch === undefined) return read();
+  reply.header('preference-applied', `wait=${wait}`);
+  return live.untilChanged(request.caller.userId, wait, noneMatch, read);
 }
 
 export type LiveChanges = ReturnType<typeof liveChanges>;

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
+import { readWaiting, type LiveChanges } from '../live/live-changes.js';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { sendRevalidated } from '../http/conditional.js';
@@ -43,6 +44,8 @@ export interface PlaylistRouteDeps {
   readonly limits: Limits;
   readonly authenticate: onRequestHookHandler;
   readonly files: PlaylistFiles;
+  /** Reads that wait for a change (`Prefer: wait`). */
+  readonly live: LiveChanges;
 }
 
 const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));
@@ -59,7 +62,7 @@ const PAGE_ETAG = 'Weak validator over what the page shows: its playlists and th
 
 /** The playlist endpoints, at `/v3/playlist` and at the plural alias the getting-started examples use. */
 export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
-  const { playlists, limits, authenticate, files } = deps;
+  const { playlists, limits, authenticate, files, live } = deps;
   const page = pageQuerySchema(
     limits,
     "Words that must all appear, case- and accent-insensitively, in the playlist's name or in a song's title, artist or genre",
@@ -190,7 +193,8 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
       handler: async (request, reply) => {
         addVary(reply, 'Accept');
         if (plainJson(request.query.format, request.headers.accept)) {
-          return sendRevalidated(request, reply, await playlists.get(request.caller.userId, request.params.playlistId));
+          const read = () => playlists.get(request.caller.userId, request.params.playlistId);
+          return sendRevalidated(request, reply, await readWaiting(request, reply, live, read));
         }
         const { file, type } = await playlistFileAnswer(request, reply, files);
         return sendRevalidated(request, reply, file, type);

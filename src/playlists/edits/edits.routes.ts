@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
+import { readWaiting, type LiveChanges } from '../../live/live-changes.js';
 import type { Limits } from '../../config.js';
 import { sendRevalidated } from '../../http/conditional.js';
 import {
@@ -27,6 +28,8 @@ export interface EntryEditRouteDeps {
   readonly edits: EntryEdits;
   readonly limits: Limits;
   readonly authenticate: onRequestHookHandler;
+  /** Reads that wait for a change (`Prefer: wait`). */
+  readonly live: LiveChanges;
 }
 
 const LIBRARY = ['Your Library'];
@@ -79,7 +82,7 @@ const RefusedEdits = Type.Object({
  * plural alias too.
  */
 export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
-  const { edits, limits, authenticate } = deps;
+  const { edits, limits, authenticate, live } = deps;
   const schemas = editSchemas(limits);
   const anchor = {
     after: Type.Optional(
@@ -160,8 +163,10 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           ...AUTHENTICATED_ERRORS,
         },
       },
-      handler: async (request, reply) =>
-        sendRevalidated(request, reply, await edits.entries(request.caller.userId, request.params.playlistId)),
+      handler: async (request, reply) => {
+        const read = () => edits.entries(request.caller.userId, request.params.playlistId);
+        return sendRevalidated(request, reply, await readWaiting(request, reply, live, read));
+      },
     },
     '',
   );
