@@ -185,7 +185,9 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     done();
   });
   app.addHook('onClose', () => notifier.close());
-  const live = liveChanges(changeFeed(db, config.historyDays), wakeups, notifier);
+  const live = liveChanges(changeFeed(db, config.historyDays), wakeups, notifier, {
+    maxSeconds: config.live.streamMaxSeconds,
+  });
   const files = playlistFiles(playlists, config.exports);
   playlistRoutes(routes, { playlists, limits, authenticate, files, live });
   playlistEditRoutes(routes, { playlists, limits, authenticate });

@@ -116,6 +116,8 @@ export interface RulesSettings {
 export interface LiveSettings {
   /** Waiting requests of one user on an instance; the next one makes the oldest answer at once. */
   readonly waitsPerUser: number;
+  /** A stream of changes ends after this long, with a last event to resume from. */
+  readonly streamMaxSeconds: number;
 }
 
 /** The threads that read playlist files and compute diffs off the event loop, and how many tasks may wait for them. */
@@ -275,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     live: {
       waitsPerUser: read.int('MIXTAPE_WAITS_PER_USER', 10, 1, 1000),
+      streamMaxSeconds: read.int('MIXTAPE_STREAM_MAX_SECONDS', 900, 1, 86_400),
     },
     workers: {
       // One core is the event loop's; the threads take the others, at most four (one on a machine of one or two).

@@ -2,7 +2,7 @@ import type { onRequestHookHandler } from 'fastify';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import type { TypedApp } from '../http/routes.js';
 import type { LiveChanges } from '../live/live-changes.js';
-import { ChangesPage, ChangesQuery } from './history.schemas.js';
+import { ChangesPage, ChangesQuery, ChangesStreamHeaders, ChangesStreamQuery } from './history.schemas.js';
 
 /** `GET /v3/changes`: the caller's change feed (API 1.4.0). */
 export function changesRoutes(app: TypedApp, deps: { feed: LiveChanges; authenticate: onRequestHookHandler }): void {
@@ -30,6 +30,36 @@ export function changesRoutes(app: TypedApp, deps: { feed: LiveChanges; authenti
       const { since, limit, wait } = request.query;
       const page = await feed.changes(request.caller.userId, since, limit, wait);
       return reply.header('cache-control', 'no-store').send(page);
+    },
+  });
+
+  app.route({
+    method: 'GET',
+    url: '/v3/changes/stream',
+    onRequest: authenticate,
+    schema: {
+      operationId: 'streamchanges',
+      summary: 'Your change feed as it happens (server-sent events)',
+      tags: ['History'],
+      security: SECURITY,
+      description:
+        'The change feed as `text/event-stream` (1.8.0), never compressed, each event written as a change commits on any instance: an event `changes` for each page of the feed (`id:` its `next`, `data:` the page as `GET /v3/changes` answers it), a `: ping` comment every 15 s, and after `MIXTAPE_STREAM_MAX_SECONDS` (900) a last event `end` whose `id:` is the token to resume from. Reconnecting with `Last-Event-ID` (which overrides `since`) loses and repeats nothing. Without either, the stream starts with every playlist the caller has, as the feed does; `since=now` starts from the current point.',
+      querystring: ChangesStreamQuery,
+      headers: ChangesStreamHeaders,
+      response: {
+        200: {
+          description: 'The stream: events `changes`, then `end`.',
+          content: { 'text/event-stream': { schema: { type: 'string' } } },
+        },
+        400: error('A `since` or `Last-Event-ID` that is malformed, altered or another user’s.'),
+        410: error('The token is older than the history kept: sync again from the start (call without `since`).'),
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+    handler: async (request, reply) => {
+      const since = request.headers['last-event-id'] ?? request.query.since;
+      await feed.stream(reply, request.caller.userId, since);
+      return reply;
     },
   });
 }

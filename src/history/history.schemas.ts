@@ -79,6 +79,22 @@ export const ChangesQuery = Type.Object({
   ),
 });
 
+export const ChangesStreamQuery = Type.Object({
+  since: Type.Optional(
+    Type.String({
+      maxLength: 512,
+      description:
+        'The token to start after (a `next`); without it, every playlist the caller has first; `now`, from now',
+    }),
+  ),
+});
+
+export const ChangesStreamHeaders = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({ maxLength: 512, description: 'The `id` of the last event received: resumes after it, over `since`' }),
+  ),
+});
+
 export const ChangeEntry = Type.Object(
   {
     id: Type.Integer({ minimum: 1, description: 'The playlist id' }),

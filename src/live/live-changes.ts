@@ -5,6 +5,7 @@ import { noneMatchTag } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { preferredWait } from '../http/prefer.js';
 import type { LiveNotifier } from './notifier.js';
+import { streamChanges, type StreamSettings } from './stream.js';
 import type { Wakeups } from './wakeups.js';
 
 /**
@@ -62,8 +63,13 @@ export async function waitForChange<T>(
  * (then it answers at once) or `S` seconds pass (then an empty page and a `next` to wait from). The feed decides what
  * is answered; a wake-up only says when to read it again.
  */
-export function liveChanges(feed: ChangeFeed, wakeups: Wakeups, notifier: LiveNotifier) {
+export function liveChanges(feed: ChangeFeed, wakeups: Wakeups, notifier: LiveNotifier, settings: StreamSettings) {
   return {
+    /** The caller's change feed as server-sent events, from `since` (stream.ts). */
+    stream(reply: FastifyReply, userId: number, since: string | undefined): Promise<void> {
+      return streamChanges(reply, { feed, wakeups, notifier, settings }, userId, since);
+    },
+
     async changes(
       userId: number,
       since: string | undefined,

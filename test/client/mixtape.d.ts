@@ -124,6 +124,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/changes/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your change feed as it happens (server-sent events)
+         * @description The change feed as `text/event-stream` (1.8.0), never compressed, each event written as a change commits on any instance: an event `changes` for each page of the feed (`id:` its `next`, `data:` the page as `GET /v3/changes` answers it), a `: ping` comment every 15 s, and after `MIXTAPE_STREAM_MAX_SECONDS` (900) a last event `end` whose `id:` is the token to resume from. Reconnecting with `Last-Event-ID` (which overrides `since`) loses and repeats nothing. Without either, the stream starts with every playlist the caller has, as the feed does; `since=now` starts from the current point.
+         */
+        get: operations["streamchanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlist": {
         parameters: {
             query?: never;
@@ -1528,6 +1548,92 @@ export interface operations {
                 };
             };
             /** @description A bad parameter, or a `since` token that is malformed, altered or another user’s. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The token is older than the history kept: sync again from the start (call without `since`). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    streamchanges: {
+        parameters: {
+            query?: {
+                /** @description The token to start after (a `next`); without it, every playlist the caller has first; `now`, from now */
+                since?: string;
+            };
+            header?: {
+                /** @description The `id` of the last event received: resumes after it, over `since` */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: events `changes`, then `end`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A `since` or `Last-Event-ID` that is malformed, altered or another user’s. */
             400: {
                 headers: {
                     [name: string]: unknown;

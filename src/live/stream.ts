@@ -1,0 +1,121 @@
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply } from 'fastify';
+import type { ChangeFeed, ChangesPage } from '../history/changes.service.js';
+import type { LiveNotifier } from './notifier.js';
+import type { Wakeups } from './wakeups.js';
+
+/** A comment line this often keeps a quiet stream open through proxies and tells a client it is alive. */
+const PING_MS = 15_000;
+
+/** Changes in one event at most (the feed's page). */
+const EVENT_CHANGES = 100;
+
+/** After a wake-up whose change the feed does not list yet, it is read again after these pauses (live-changes.ts). */
+const SETTLE_MS = [50, 150, 400] as const;
+
+/** How long a write to a client that reads nothing may wait before the stream is ended. */
+const DRAIN_MS = 30_000;
+
+export interface StreamSettings {
+  /** A stream ends after this long with a last event, so that clients reconnect (`MIXTAPE_STREAM_MAX_SECONDS`). */
+  readonly maxSeconds: number;
+}
+
+/** One event of the stream: its `id` is the feed's `next`, which `Last-Event-ID` resumes from. */
+function event(name: string, page: ChangesPage): string {
+  return `event: ${name}\nid: ${page.next}\ndata: ${JSON.stringify(page)}\n\n`;
+}
+
+/**
+ * `GET /v3/changes/stream` (docs/api.md): the caller's change feed as server-sent events, each written as it is
+ * known. The stream reads the feed first (a bad token is an error answer, as the feed's), then holds the connection:
+ * an event `changes` for each page the feed has after the last one's token, a `: ping` comment every PING_MS, and
+ * after `maxSeconds` a last event `end` carrying the token to resume from. Between two reads it waits, holding no
+ * database connection, for a wake-up of its user (wakeups.ts); at shutdown, when its user opens more waits than
+ * allowed, or when the client leaves, it ends. Nothing is lost or repeated across a reconnection with
+ * `Last-Event-ID`, since each event's id is the token after exactly what it carried.
+ */
+export async function streamChanges(
+  reply: FastifyReply,
+  deps: {
+    readonly feed: ChangeFeed;
+    readonly wakeups: Wakeups;
+    readonly notifier: LiveNotifier;
+    readonly settings: StreamSettings;
+  },
+  userId: number,
+  since: string | undefined,
+): Promise<void> {
+  const { feed, wakeups, notifier, settings } = deps;
+  const ear = wakeups.subscribe(userId);
+  let page: ChangesPage;
+  try {
+    try {
+      await notifier.watch();
+    } catch {
+      // Not hearing other instances for now: this instance's own writes and the pings still go out.
+    }
+    page = await feed.changes(userId, since, EVENT_CHANGES);
+  } catch (error) {
+    ear.done();
+    throw error;
+  }
+  // From here the connection is this function's: no hook compresses or buffers what it writes.
+  reply.hijack();
+  const res = reply.raw;
+  let open = true;
+  res.on('close', () => {
+    open = false;
+    ear.fire('closing');
+  });
+  res.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-accel-buffering': 'no',
+  });
+  res.flushHeaders();
+  const write = async (text: string) => {
+    if (!open) return;
+    if (!res.write(text)) {
+      const drained = await Promise.race([once(res, 'drain').then(() => true), sleep(DRAIN_MS).then(() => false)]);
+      if (!drained) res.destroy();
+    }
+  };
+  const deadline = Date.now() + settings.maxSeconds * 1000;
+  try {
+    if (page.changes.length > 0 || since === undefined) await write(event('changes', page));
+    else await write(': ready\n\n');
+    while (open) {
+      if (page.more) {
+        page = await feed.changes(userId, page.next, EVENT_CHANGES);
+        await write(event('changes', page));
+        continue;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      const reason = await ear.next(Math.min(left, PING_MS));
+      if (reason === 'timeout') {
+        if (Date.now() < deadline) await write(': ping\n\n');
+        continue;
+      }
+      if (reason !== 'woken' || !open) break;
+      let next = await feed.changes(userId, page.next, EVENT_CHANGES);
+      for (const pause of SETTLE_MS) {
+        if (next.changes.length > 0 || ear.closing || !open) break;
+        await sleep(pause);
+        next = await feed.changes(userId, page.next, EVENT_CHANGES);
+      }
+      if (next.changes.length > 0) await write(event('changes', next));
+      page = next;
+    }
+    // A last event with the token to resume from; the client reconnects with it as Last-Event-ID.
+    await write(`event: end\nid: ${page.next}\ndata: {}\n\n`);
+  } catch {
+    // A read that failed ends the stream; the client reconnects from the last event it got.
+  } finally {
+    ear.done();
+    res.end();
+  }
+}
