@@ -52,6 +52,7 @@ import { changesRoutes } from './history/changes.routes.js';
 import { changeFeed } from './history/changes.service.js';
 import { liveChanges } from './live/live-changes.js';
 import { liveNotifier } from './live/notifier.js';
+import { streamTickets } from './live/tickets.js';
 import { Wakeups } from './live/wakeups.js';
 import { startHistoryPruning } from './history/pruning.js';
 import { linkRoutes } from './sharing/links.routes.js';
@@ -204,7 +205,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     workers,
   );
   historyRoutes(routes, { history, limits, authenticate });
-  changesRoutes(routes, { feed: live, authenticate });
+  changesRoutes(routes, { feed: live, tickets: streamTickets(db), authenticate });
   membersRoutes(routes, { members: membersService(db, playlists, limits), limits, authenticate });
   const pruning = startHistoryPruning(db, config.historyDays, app.log);
   app.addHook('onClose', () => {

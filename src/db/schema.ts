@@ -21,6 +21,7 @@ export interface Database {
   playlist_links: PlaylistLinkTable;
   edit_keys: EditKeyTable;
   smart_sources: SmartSourceTable;
+  stream_tickets: StreamTicketTable;
 }
 
 /**
@@ -35,6 +36,13 @@ export interface EditKeyTable {
   at: ColumnType<number | string, number, number>;
   results: string;
   digest: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A ticket for the stream of changes, by its SHA-256: whose, and until when (Unix ms). */
+export interface StreamTicketTable {
+  digest: string;
+  user_id: number;
+  expires_at: ColumnType<number | string, number, number>;
 }
 
 export interface UserTable {

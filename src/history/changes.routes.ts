@@ -2,11 +2,33 @@ import type { onRequestHookHandler } from 'fastify';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import type { TypedApp } from '../http/routes.js';
 import type { LiveChanges } from '../live/live-changes.js';
-import { ChangesPage, ChangesQuery, ChangesStreamHeaders, ChangesStreamQuery } from './history.schemas.js';
+import type { StreamTickets } from '../live/tickets.js';
+import {
+  ChangesPage,
+  ChangesQuery,
+  ChangesStreamHeaders,
+  ChangesStreamQuery,
+  StreamTicket,
+} from './history.schemas.js';
 
 /** `GET /v3/changes`: the caller's change feed (API 1.4.0). */
-export function changesRoutes(app: TypedApp, deps: { feed: LiveChanges; authenticate: onRequestHookHandler }): void {
-  const { feed, authenticate } = deps;
+export function changesRoutes(
+  app: TypedApp,
+  deps: { feed: LiveChanges; tickets: StreamTickets; authenticate: onRequestHookHandler },
+): void {
+  const { feed, tickets, authenticate } = deps;
+  /** The stream's caller: by a ticket (`?ticket=`, for `EventSource`) or a credential, as every route. */
+  const authenticateOrTicket: onRequestHookHandler = function (request, reply, done) {
+    const { ticket } = request.query as { ticket?: unknown };
+    if (typeof ticket !== 'string') {
+      authenticate.call(this, request, reply, done);
+      return;
+    }
+    tickets.redeem(ticket).then((caller) => {
+      request.caller = caller;
+      done();
+    }, done);
+  };
   app.route({
     method: 'GET',
     url: '/v3/changes',
@@ -36,7 +58,7 @@ export function changesRoutes(app: TypedApp, deps: { feed: LiveChanges; authenti
   app.route({
     method: 'GET',
     url: '/v3/changes/stream',
-    onRequest: authenticate,
+    onRequest: authenticateOrTicket,
     schema: {
       operationId: 'streamchanges',
       summary: 'Your change feed as it happens (server-sent events)',
@@ -61,5 +83,25 @@ export function changesRoutes(app: TypedApp, deps: { feed: LiveChanges; authenti
       await feed.stream(reply, request.caller.userId, since);
       return reply;
     },
+  });
+
+  app.route({
+    method: 'POST',
+    url: '/v3/changes/tickets',
+    onRequest: authenticate,
+    schema: {
+      operationId: 'createchangesticket',
+      summary: 'A ticket to open your stream of changes from a browser',
+      tags: ['History'],
+      security: SECURITY,
+      description:
+        'A single-use ticket (1.8.0), valid 60 s, that `GET /v3/changes/stream?ticket=…` takes instead of a credential: a browser’s `EventSource` cannot send one. Used, expired or unknown, it is 401.',
+      response: {
+        200: json('The ticket and when it expires.', StreamTicket),
+        ...AUTHENTICATED_ERRORS,
+      },
+    },
+    handler: async (request, reply) =>
+      reply.header('cache-control', 'no-store').send(await tickets.issue(request.caller.userId)),
   });
 }

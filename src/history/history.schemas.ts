@@ -87,7 +87,18 @@ export const ChangesStreamQuery = Type.Object({
         'The token to start after (a `next`); without it, every playlist the caller has first; `now`, from now',
     }),
   ),
+  ticket: Type.Optional(
+    Type.String({ maxLength: 64, description: 'A ticket from `POST /v3/changes/tickets`, instead of a credential' }),
+  ),
 });
+
+export const StreamTicket = Type.Object(
+  {
+    ticket: Type.String({ description: 'Send it once, as `?ticket=` of `GET /v3/changes/stream`' }),
+    expiresAt: Type.String({ format: 'date-time', description: 'When it can no longer be used (60 s from now)' }),
+  },
+  { additionalProperties: false },
+);
 
 export const ChangesStreamHeaders = Type.Object({
   'last-event-id': Type.Optional(

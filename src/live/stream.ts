@@ -95,9 +95,10 @@ export async function streamChanges(
       }
       const left = deadline - Date.now();
       if (left <= 0) break;
-      const reason = await ear.next(Math.min(left, PING_MS));
+      const pinging = left > PING_MS;
+      const reason = await ear.next(pinging ? PING_MS : left);
       if (reason === 'timeout') {
-        if (Date.now() < deadline) await write(': ping\n\n');
+        if (pinging) await write(': ping\n\n');
         continue;
       }
       if (reason !== 'woken' || !open) break;

@@ -144,6 +144,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/changes/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A ticket to open your stream of changes from a browser
+         * @description A single-use ticket (1.8.0), valid 60 s, that `GET /v3/changes/stream?ticket=…` takes instead of a credential: a browser’s `EventSource` cannot send one. Used, expired or unknown, it is 401.
+         */
+        post: operations["createchangesticket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlist": {
         parameters: {
             query?: never;
@@ -1614,6 +1634,8 @@ export interface operations {
             query?: {
                 /** @description The token to start after (a `next`); without it, every playlist the caller has first; `now`, from now */
                 since?: string;
+                /** @description A ticket from `POST /v3/changes/tickets`, instead of a credential */
+                ticket?: string;
             };
             header?: {
                 /** @description The `id` of the last event received: resumes after it, over `since` */
@@ -1656,6 +1678,80 @@ export interface operations {
             /** @description The token is older than the history kept: sync again from the start (call without `since`). */
             410: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    createchangesticket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket and when it expires. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description When it can no longer be used (60 s from now)
+                         */
+                        expiresAt: string;
+                        /** @description Send it once, as `?ticket=` of `GET /v3/changes/stream` */
+                        ticket: string;
+                    };
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -10,11 +10,11 @@ interface StreamEvent {
   readonly comment: string | undefined;
 }
 
-/** The blocks of a text/event-stream body. */
+/** The events of a text/event-stream body (comment lines, such as pings, left out). */
 function events(body: string): StreamEvent[] {
   return body
     .split('\n\n')
-    .filter((block) => block.length > 0)
+    .filter((block) => block.length > 0 && !block.startsWith(':'))
     .map((block) => {
       const field = (name: string) =>
         block
@@ -60,5 +60,33 @@ describeEachDatabase('the change feed as server-sent events, on %s', { MIXTAPE_S
     const bad = await sendAs(t.app, 'GET', '/v3/changes/stream', alice, undefined, { 'last-event-id': 'made.up' });
     expectError(bad, 400);
     expectError(await sendAs(t.app, 'GET', '/v3/changes/stream?since=made.up', alice), 400);
+  });
+});
+
+describeEachDatabase('tickets for the stream of changes, on %s', { MIXTAPE_STREAM_MAX_SECONDS: '1' }, (t) => {
+  it('opens the stream once with a ticket instead of a credential, and refuses it used, made up or expired', async () => {
+    const alice = await t.addUser();
+    const mine = await createPlaylist(t.app, alice, 'Seen through a ticket', [1]);
+    const made = await sendAs(t.app, 'POST', '/v3/changes/tickets', alice);
+    expect(made.statusCode, made.body).toBe(200);
+    const { ticket, expiresAt } = made.json<{ ticket: string; expiresAt: string }>();
+    expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(50_000);
+    expect(Date.parse(expiresAt) - Date.now()).toBeLessThanOrEqual(60_000);
+
+    const url = `/v3/changes/stream?ticket=${encodeURIComponent(ticket)}`;
+    const opened = await t.app.inject({ method: 'GET', url });
+    expect(opened.statusCode, opened.body).toBe(200);
+    expect(changesOf(events(opened.body)[0]!)).toEqual([expect.objectContaining({ id: mine.id })]);
+
+    expectError(await t.app.inject({ method: 'GET', url }), 401);
+    expectError(await t.app.inject({ method: 'GET', url: '/v3/changes/stream?ticket=made-up' }), 401);
+    const expired = (await sendAs(t.app, 'POST', '/v3/changes/tickets', alice)).json<{ ticket: string }>().ticket;
+    await t.db.kysely
+      .updateTable('stream_tickets')
+      .set({ expires_at: Date.now() - 1 })
+      .execute();
+    expectError(await t.app.inject({ method: 'GET', url: `/v3/changes/stream?ticket=${expired}` }), 401);
+    // Without a ticket or a credential: the usual 401.
+    expectError(await t.app.inject({ method: 'GET', url: '/v3/changes/stream' }), 401);
   });
 });
