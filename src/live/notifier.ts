@@ -116,6 +116,13 @@ export function liveNotifier(
     return listening;
   }
 
+  // PostgreSQL: what the next NOTIFY carries.
+  let outgoing: { playlists: Set<number>; others: Set<number>; sent: Promise<void> | undefined } = {
+    playlists: new Set(),
+    others: new Set(),
+    sent: undefined,
+  };
+
   // SQLite: the look at other connections' commits.
   let look: NodeJS.Timeout | undefined;
   let seen: string | undefined;
@@ -177,8 +184,22 @@ export function liveNotifier(
     async publish(playlistIds, others = []) {
       if (closed) return;
       if (db.dialect !== 'postgres') return wakeFor(playlistIds, others);
-      const payload = JSON.stringify({ p: playlistIds, o: others });
-      await sql`SELECT pg_notify(${CHANNEL}, ${payload.length <= PAYLOAD_MAX ? payload : '{}'})`.execute(db.kysely);
+      // The commits of one turn of the event loop go in one NOTIFY.
+      for (const id of playlistIds) outgoing.playlists.add(id);
+      for (const id of others) outgoing.others.add(id);
+      outgoing.sent ??= new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          const { playlists, others: users } = outgoing;
+          outgoing = { playlists: new Set(), others: new Set(), sent: undefined };
+          const payload = JSON.stringify({ p: [...playlists], o: [...users] });
+          sql`SELECT pg_notify(${CHANNEL}, ${payload.length <= PAYLOAD_MAX ? payload : '{}'})`
+            .execute(db.kysely)
+            .then(() => {
+              resolve();
+            }, reject);
+        });
+      });
+      return outgoing.sent;
     },
 
     async close() {

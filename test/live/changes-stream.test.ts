@@ -43,7 +43,8 @@ describeEachDatabase('the change feed as server-sent events, on %s', { MIXTAPE_S
     expect(got.map((e) => e.event)).toEqual(['changes', 'changes', 'end']);
     expect(changesOf(got[0]!)).toEqual([expect.objectContaining({ id: first.id })]);
     expect(changesOf(got[1]!)).toEqual([expect.objectContaining({ id: second.id, change: 'create' })]);
-    expect(got[2]!.id).toBe(got[1]!.id);
+    // The last event carries the token to resume from (after the last change sent; it may have moved past quiet time).
+    expect(got[2]!.id).toEqual(expect.any(String));
 
     // Resumed from its last event: nothing repeated, and what came between is the first event.
     await sendAs(t.app, 'PATCH', `/v3/playlist/${first.id}`, alice, { name: 'First, renamed' });
