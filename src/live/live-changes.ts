@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChangeFeed, ChangesPage } from '../history/changes.service.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { noneMatchTag } from '../http/conditional.js';
@@ -6,13 +5,7 @@ import { ApiError } from '../http/errors.js';
 import { preferredWait } from '../http/prefer.js';
 import type { LiveNotifier } from './notifier.js';
 import { streamChanges, type StreamSettings } from './stream.js';
-import type { Wakeups } from './wakeups.js';
-
-/**
- * After a wake-up whose change the feed does not list yet (on PostgreSQL a change is listed once every transaction
- * begun before it has ended), the feed is read again after these pauses before waiting again.
- */
-const SETTLE_MS = [50, 150, 400] as const;
+import { settlePause, type Wakeups } from './wakeups.js';
 
 /**
  * Waits, holding nothing but memory, for `userId`'s next change on any instance (the changes of their playlists, those
@@ -39,17 +32,16 @@ export async function waitForChange<T>(
     }
     if (ear.closing) throw ApiError.unavailable('The service is stopping; ask again in a moment.', 1);
     let last = await read();
+    // Reads again since the last wake-up (none yet: only a wake-up ends the wait early).
+    let again: number | undefined;
     while (!done(last)) {
       const left = deadline - Date.now();
       if (left <= 0) break;
-      if ((await ear.next(left)) !== 'woken') break;
+      const reason = await ear.next(again === undefined ? left : Math.min(left, settlePause(again)));
+      if (reason === 'closing' || reason === 'displaced') break;
+      if (reason === 'timeout' && again === undefined) break;
+      again = reason === 'woken' ? 0 : again! + 1;
       last = await read();
-      for (const pause of SETTLE_MS) {
-        if (done(last) || Date.now() + pause >= deadline) break;
-        await sleep(pause);
-        if (ear.closing) break;
-        last = await read();
-      }
     }
     return last;
   } finally {

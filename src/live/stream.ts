@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply } from 'fastify';
 import type { ChangeFeed, ChangesPage } from '../history/changes.service.js';
 import type { LiveNotifier } from './notifier.js';
-import type { Wakeups } from './wakeups.js';
+import { settlePause, type Wakeups } from './wakeups.js';
 
 /** A comment line this often keeps a quiet stream open through proxies and tells a client it is alive. */
 const PING_MS = 15_000;
@@ -11,8 +11,8 @@ const PING_MS = 15_000;
 /** Changes in one event at most (the feed's page). */
 const EVENT_CHANGES = 100;
 
-/** After a wake-up whose change the feed does not list yet, it is read again after these pauses (live-changes.ts). */
-const SETTLE_MS = [50, 150, 400] as const;
+/** Reads again after a wake-up whose change is not listed yet, at most (about a minute), before waiting quietly again. */
+const SETTLE_READS = 60;
 
 /** How long a write to a client that reads nothing may wait before the stream is ended. */
 const DRAIN_MS = 30_000;
@@ -64,9 +64,10 @@ export async function streamChanges(
   // From here the connection is this function's: no hook compresses or buffers what it writes.
   reply.hijack();
   const res = reply.raw;
-  let open = true;
+  // Whether the client is still there (set by the socket's close).
+  const client = { open: true };
   res.on('close', () => {
-    open = false;
+    client.open = false;
     ear.fire('closing');
   });
   res.writeHead(200, {
@@ -77,17 +78,19 @@ export async function streamChanges(
   });
   res.flushHeaders();
   const write = async (text: string) => {
-    if (!open) return;
+    if (!client.open) return;
     if (!res.write(text)) {
       const drained = await Promise.race([once(res, 'drain').then(() => true), sleep(DRAIN_MS).then(() => false)]);
       if (!drained) res.destroy();
     }
   };
   const deadline = Date.now() + settings.maxSeconds * 1000;
+  // Reads again since the last wake-up whose change was not listed yet (see wakeups.ts `SETTLE_MS`).
+  let again: number | undefined;
   try {
     if (page.changes.length > 0 || since === undefined) await write(event('changes', page));
     else await write(': ready\n\n');
-    while (open) {
+    while (client.open) {
       if (page.more) {
         page = await feed.changes(userId, page.next, EVENT_CHANGES);
         await write(event('changes', page));
@@ -95,20 +98,23 @@ export async function streamChanges(
       }
       const left = deadline - Date.now();
       if (left <= 0) break;
-      const pinging = left > PING_MS;
-      const reason = await ear.next(pinging ? PING_MS : left);
-      if (reason === 'timeout') {
+      // Waiting for a wake-up (a ping when quiet), or reading again after one whose change was not listed yet.
+      const settling = again !== undefined;
+      const pinging = !settling && left > PING_MS;
+      const reason = await ear.next(settling ? Math.min(left, settlePause(again!)) : pinging ? PING_MS : left);
+      if (reason === 'closing' || reason === 'displaced') break;
+      if (reason === 'timeout' && !settling) {
         if (pinging) await write(': ping\n\n');
         continue;
       }
-      if (reason !== 'woken' || !open) break;
-      let next = await feed.changes(userId, page.next, EVENT_CHANGES);
-      for (const pause of SETTLE_MS) {
-        if (next.changes.length > 0 || ear.closing || !open) break;
-        await sleep(pause);
-        next = await feed.changes(userId, page.next, EVENT_CHANGES);
+      again = reason === 'woken' ? 0 : again! + 1;
+      const next = await feed.changes(userId, page.next, EVENT_CHANGES);
+      if (next.changes.length > 0) {
+        await write(event('changes', next));
+        again = undefined;
+      } else if (again >= SETTLE_READS) {
+        again = undefined;
       }
-      if (next.changes.length > 0) await write(event('changes', next));
       page = next;
     }
     // A last event with the token to resume from; the client reconnects with it as Last-Event-ID.

@@ -17,7 +17,6 @@ const digestOf = (ticket: string) => createHash('sha256').update(ticket).digest(
  * cannot send a credential header, so a page asks for a ticket with its credential and opens the stream with it.
  */
 export function streamTickets(db: Db) {
-  const q = db.kysely;
   return {
     /** A new ticket for the caller, valid TICKET_MS. */
     async issue(userId: number): Promise<{ ticket: string; expiresAt: string }> {

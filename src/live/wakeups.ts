@@ -1,3 +1,13 @@
+/**
+ * After a wake-up whose change the feed does not list yet (on PostgreSQL a change is listed once every transaction
+ * begun before it, anywhere on the server, has ended), the feed is read again after each of these pauses, the last
+ * one repeated, until it lists it or the wait ends; another wake-up starts them again.
+ */
+export const SETTLE_MS = [50, 150, 400, 1000] as const;
+
+/** The pause before the `n`th read again after a wake-up (from 0). */
+export const settlePause = (n: number): number => SETTLE_MS[Math.min(n, SETTLE_MS.length - 1)]!;
+
 /** Why a wait ended. */
 export type WakeReason = 'woken' | 'timeout' | 'closing' | 'displaced';
 

@@ -40,9 +40,13 @@ describeEachDatabase('the change feed as server-sent events, on %s', { MIXTAPE_S
     expect(answer.headers['content-encoding']).toBeUndefined();
     expect(answer.headers['cache-control']).toBe('no-store');
     const got = events(answer.body);
-    expect(got.map((e) => e.event)).toEqual(['changes', 'changes', 'end']);
+    // The playlists first, then the changes as they came (on PostgreSQL the first one's create may come again, late,
+    // once older transactions on the server have ended), then the end.
+    expect(got[0]!.event).toBe('changes');
     expect(changesOf(got[0]!)).toEqual([expect.objectContaining({ id: first.id })]);
-    expect(changesOf(got[1]!)).toEqual([expect.objectContaining({ id: second.id, change: 'create' })]);
+    expect(got.at(-1)!.event).toBe('end');
+    const later = got.slice(1, -1).flatMap((e) => changesOf(e));
+    expect(later).toContainEqual(expect.objectContaining({ id: second.id, change: 'create' }));
     // The last event carries the token to resume from (after the last change sent; it may have moved past quiet time).
     expect(got[2]!.id).toEqual(expect.any(String));
 
@@ -52,8 +56,11 @@ describeEachDatabase('the change feed as server-sent events, on %s', { MIXTAPE_S
       'last-event-id': got[2]!.id!,
     });
     const again = events(resumed.body);
-    expect(again.map((e) => e.event)).toEqual(['changes', 'end']);
-    expect(changesOf(again[0]!)).toEqual([expect.objectContaining({ id: first.id, change: 'edit' })]);
+    expect(again.at(-1)!.event).toBe('end');
+    const resumedChanges = again.slice(0, -1).flatMap((e) => changesOf(e));
+    expect(resumedChanges).toContainEqual(expect.objectContaining({ id: first.id, change: 'edit' }));
+    // Nothing of what the first stream sent comes again.
+    expect(resumedChanges).not.toContainEqual(expect.objectContaining({ id: second.id, change: 'create' }));
   });
 
   it('refuses a Last-Event-ID or since that is not a token it gave, as the feed does', async () => {

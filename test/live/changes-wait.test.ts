@@ -18,6 +18,27 @@ async function timed(app: TestApp, security: string, query: string) {
   return { answer, ms: Date.now() - started };
 }
 
+type Change = Page['changes'][number];
+
+/**
+ * Long polls from `since` (each `wait=20`) until the changes answered hold one `wanted` accepts, or 15 s pass: every
+ * change answered, and how long until the last answer. (On PostgreSQL the feed may hand out a change made just
+ * before `since` a little late, once older transactions elsewhere on the server have ended: it comes first.)
+ */
+async function waitFor(app: TestApp, security: string, since: string, wanted: (change: Change) => boolean) {
+  const started = Date.now();
+  const changes: Change[] = [];
+  let token = since;
+  while (!changes.some(wanted) && Date.now() - started < 15_000) {
+    const answer = await sendAs(app.app, 'GET', `/v3/changes?since=${encodeURIComponent(token)}&wait=20`, security);
+    expect(answer.statusCode, answer.body).toBe(200);
+    const page = answer.json<Page>();
+    changes.push(...page.changes);
+    token = page.next;
+  }
+  return { changes, ms: Date.now() - started, next: token };
+}
+
 /** The requests the app holds waiting (its /metrics). */
 async function waitingRequests(app: TestApp): Promise<number> {
   const metrics = await app.app.inject({ url: '/metrics' });
@@ -45,16 +66,16 @@ describeEachDatabase('the change feed that waits, on %s', { MIXTAPE_WAITS_PER_US
     const bob = await t.addUser();
     const mine = await createPlaylist(t.app, alice, 'Watched', [1]);
     const since = await now(t, alice);
-    const waiting = timed(t, alice, `since=${encodeURIComponent(since)}&wait=20`);
+    const waiting = waitFor(t, alice, since, (change) => change.change === 'edit');
     await sleep(300);
     // Bob's own change is not in alice's feed: she still waits.
-    await createPlaylist(t.app, bob, 'Not hers', [2]);
+    const his = await createPlaylist(t.app, bob, 'Not hers', [2]);
     await sleep(300);
     const edited = await sendAs(t.app, 'PATCH', `/v3/playlist/${mine.id}`, alice, { name: 'Watched, renamed' });
     expect(edited.statusCode, edited.body).toBe(200);
-    const { answer, ms } = await waiting;
-    expect(answer.statusCode, answer.body).toBe(200);
-    expect(answer.json<Page>().changes).toEqual([expect.objectContaining({ id: mine.id, change: 'edit', version: 2 })]);
+    const { changes, ms } = await waiting;
+    expect(changes).toContainEqual(expect.objectContaining({ id: mine.id, change: 'edit', version: 2 }));
+    expect(changes.map((change) => change.id)).not.toContain(his.id);
     // It waited for the edit (600 ms in), and was answered well before its 20 s.
     expect(ms).toBeGreaterThanOrEqual(500);
     expect(ms).toBeLessThan(10_000);
@@ -83,21 +104,19 @@ describeEachDatabase('the change feed that waits, on %s', { MIXTAPE_WAITS_PER_US
     const put = await sendAs(t.app, 'PUT', `/v3/playlist/${shared.id}/members/${bobName}`, alice, { role: 'viewer' });
     expect(put.statusCode, put.body).toBe(200);
     const since = await now(t, bob);
-    const waiting = timed(t, bob, `since=${encodeURIComponent(since)}&wait=20`);
+    const waiting = waitFor(t, bob, since, (change) => change.change === 'edit');
     await sleep(200);
     await sendAs(t.app, 'PATCH', `/v3/playlist/${shared.id}`, alice, { songIds: [1, 2] });
     const first = await waiting;
-    expect(first.answer.json<Page>().changes).toEqual([expect.objectContaining({ id: shared.id, change: 'edit' })]);
+    expect(first.changes).toContainEqual(expect.objectContaining({ id: shared.id, change: 'edit' }));
     expect(first.ms).toBeLessThan(10_000);
 
-    const waitingAgain = timed(t, bob, `since=${encodeURIComponent(first.answer.json<Page>().next)}&wait=20`);
+    const waitingAgain = waitFor(t, bob, first.next, (change) => change.change === 'unshared');
     await sleep(200);
     const removed = await sendAs(t.app, 'DELETE', `/v3/playlist/${shared.id}/members/${bobName}`, alice);
     expect(removed.statusCode, removed.body).toBe(200);
     const second = await waitingAgain;
-    expect(second.answer.json<Page>().changes).toEqual([
-      expect.objectContaining({ id: shared.id, change: 'unshared' }),
-    ]);
+    expect(second.changes).toContainEqual(expect.objectContaining({ id: shared.id, change: 'unshared' }));
     expect(second.ms).toBeLessThan(10_000);
   });
 
@@ -135,12 +154,12 @@ describeTwoInstances('the change feed that waits, across two instances on %s', (
     const alice = await apps.one.addUser();
     const mine = await createPlaylist(apps.one.app, alice, 'Across', [1]);
     const since = await now(apps.two, alice);
-    const waiting = timed(apps.two, alice, `since=${encodeURIComponent(since)}&wait=20`);
+    const waiting = waitFor(apps.two, alice, since, (change) => change.change === 'edit');
     await sleep(500);
     const edited = await sendAs(apps.one.app, 'PATCH', `/v3/playlist/${mine.id}`, alice, { name: 'Across, renamed' });
     expect(edited.statusCode, edited.body).toBe(200);
-    const { answer, ms } = await waiting;
-    expect(answer.json<Page>().changes).toEqual([expect.objectContaining({ id: mine.id, change: 'edit' })]);
+    const { changes, ms } = await waiting;
+    expect(changes).toContainEqual(expect.objectContaining({ id: mine.id, change: 'edit' }));
     expect(ms).toBeGreaterThanOrEqual(400);
     expect(ms).toBeLessThan(10_000);
   });
