@@ -148,9 +148,24 @@ function condition(dialect: Dialect, c: Condition, options: CompileOptions): Raw
 
 function group(dialect: Dialect, g: Group, options: CompileOptions): RawBuilder<SqlBool> {
   if (g.conditions.length === 0) return g.match === 'all' ? TRUE : FALSE;
-  const parts = g.conditions.map((entry) =>
+  // Under `any`, the `playlist … in` conditions are one: the songs of any of those playlists, one lookup of
+  // playlist_songs by its key, where one subquery each makes PostgreSQL read every song once for each.
+  const readable = (c: Condition) =>
+    !isGroup(c) && c.field === 'playlist' && c.op === 'in' && options.unreadable?.has(c.value) !== true;
+  const inAny =
+    g.match === 'any'
+      ? g.conditions.flatMap((entry) => (!isGroup(entry) && readable(entry) ? [entry.value as number] : []))
+      : [];
+  const rest = inAny.length > 1 ? g.conditions.filter((entry) => isGroup(entry) || !readable(entry)) : g.conditions;
+  const parts = rest.map((entry) =>
     isGroup(entry) ? group(dialect, entry, options) : condition(dialect, entry, options),
   );
+  if (inAny.length > 1) {
+    const ids = sql.join([...new Set(inAny)].map((id) => integer(id)));
+    parts.unshift(
+      sql<SqlBool>`songs.id IN (SELECT ps.song_id FROM playlist_songs ps WHERE ps.playlist_id IN (${ids}))`,
+    );
+  }
   return sql<SqlBool>`(${sql.join(parts, g.match === 'all' ? sql` AND ` : sql` OR `)})`;
 }
 

@@ -67,10 +67,11 @@ function shuffled(ids: readonly number[], [s1, s2]: readonly [number, number]): 
 
 describeEachDatabase('smart playlist rules, compiled, on %s', { MIXTAPE_SEED_CATALOG: 'false' }, (t, dialect) => {
   let picked: number;
+  let security: string;
 
   beforeAll(async () => {
     for (const [song, added] of CATALOG) await importCatalog(t.db, [song], () => {}, added);
-    const security = await t.addUser();
+    security = await t.addUser();
     picked = (await createPlaylist(t.app, security, 'Picked', [6, 3, 6])).id;
   });
 
@@ -206,6 +207,26 @@ describeEachDatabase('smart playlist rules, compiled, on %s', { MIXTAPE_SEED_CAT
     expect(await sorted(one('playlist', 'in', picked))).toEqual([3, 6]);
     expect(await sorted(one('playlist', 'notIn', picked))).toEqual(except(3, 6));
     expect(await sorted(one('playlist', 'in', picked + 1000))).toEqual([]);
+    // Under `any`, several `in` (one of them unreadable by the owner, matching nothing) and other conditions.
+    const other = (await createPlaylist(t.app, security, 'Other', [1, 3])).id;
+    const anyOf = (unreadable: number[]) =>
+      ids(
+        {
+          match: 'any',
+          conditions: [
+            { field: 'playlist', op: 'in', value: picked },
+            { field: 'genre', op: 'is', value: 'world' },
+            { field: 'playlist', op: 'in', value: other },
+            { field: 'playlist', op: 'in', value: picked + 1000 },
+          ],
+        },
+        { ...options, unreadable: new Set(unreadable) },
+      ).then((found) => found.sort((a, b) => a - b));
+    const world = await sorted(one('genre', 'is', 'world'));
+    const union = (...lists: number[][]) => [...new Set(lists.flat())].sort((a, b) => a - b);
+    expect(await anyOf([])).toEqual(union([3, 6], [1, 3], world));
+    expect(await anyOf([other])).toEqual(union([3, 6], world));
+    expect(await anyOf([picked, other])).toEqual(world);
   });
 
   it('nests groups with all and any', async () => {
