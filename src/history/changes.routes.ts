@@ -50,7 +50,7 @@ export function changesRoutes(
     },
     handler: async (request, reply) => {
       const { since, limit, wait } = request.query;
-      const page = await feed.changes(request.caller.userId, since, limit, wait);
+      const page = await feed.changes(request.caller.userId, since, limit, wait, reply.raw);
       return reply.header('cache-control', 'no-store').send(page);
     },
   });

@@ -1,4 +1,5 @@
 import type { ChangeFeed, ChangesPage } from '../history/changes.service.js';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { noneMatchTag } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
@@ -21,9 +22,15 @@ export async function waitForChange<T>(
   seconds: number,
   read: () => Promise<T>,
   done: (read: T) => boolean,
+  connection?: ServerResponse,
 ): Promise<T> {
   const deadline = Date.now() + seconds * 1000;
   const ear = wakeups.subscribe(userId);
+  // A client that leaves stops the wait at once, so it no longer holds one of its user's places.
+  const gone = () => {
+    ear.fire('closing');
+  };
+  connection?.once('close', gone);
   try {
     try {
       await notifier.watch();
@@ -45,6 +52,7 @@ export async function waitForChange<T>(
     }
     return last;
   } finally {
+    connection?.off('close', gone);
     ear.done();
   }
 }
@@ -67,10 +75,12 @@ export function liveChanges(feed: ChangeFeed, wakeups: Wakeups, notifier: LiveNo
       since: string | undefined,
       limit: number,
       waitSeconds: number | undefined,
+      connection?: ServerResponse,
     ): Promise<ChangesPage> {
       if (waitSeconds === undefined) return feed.changes(userId, since, limit);
       const read = () => feed.changes(userId, since, limit);
-      return waitForChange(wakeups, notifier, userId, waitSeconds, read, (page) => page.changes.length > 0);
+      const listed = (page: ChangesPage) => page.changes.length > 0;
+      return waitForChange(wakeups, notifier, userId, waitSeconds, read, listed, connection);
     },
 
     /**
@@ -82,9 +92,10 @@ export function liveChanges(feed: ChangeFeed, wakeups: Wakeups, notifier: LiveNo
       seconds: number,
       noneMatch: string,
       read: () => Promise<T>,
+      connection?: ServerResponse,
     ): Promise<T> {
       const changed = (answer: T) => noneMatchTag(noneMatch, answer.etag) === undefined;
-      return waitForChange(wakeups, notifier, userId, seconds, read, changed);
+      return waitForChange(wakeups, notifier, userId, seconds, read, changed, connection);
     },
   };
 }
@@ -103,7 +114,7 @@ export function readWaiting<T extends { readonly etag: string }>(
   const noneMatch = request.headers['if-none-match'];
   if (wait === undefined || noneMatch === undefined) return read();
   reply.header('preference-applied', `wait=${wait}`);
-  return live.untilChanged(request.caller.userId, wait, noneMatch, read);
+  return live.untilChanged(request.caller.userId, wait, noneMatch, read, reply.raw);
 }
 
 export type LiveChanges = ReturnType<typeof liveChanges>;

@@ -57,6 +57,8 @@ describe('the /docs page, in Chromium', () => {
       'Restore a version of a playlist',
       'What changed between two versions',
       'What changed in your playlists',
+      'Your change feed as it happens (server-sent events)',
+      'A ticket to open your stream of changes from a browser',
       "List a playlist's members",
       'Share a playlist with a user, or change their role',
       'Stop sharing a playlist with a user',

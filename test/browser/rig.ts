@@ -37,6 +37,8 @@ export interface BrowserRig {
   readonly otherOrigin: string;
   /** The value of a `security` header that signs in as `USER`. */
   readonly credential: string;
+  /** The service's SQLite database, for the command line (`mixtape user add`). */
+  readonly databaseUrl: string;
   readonly service: ServerProcess;
   readonly browser: BrowserContext;
   /** A new tab that records console errors, uncaught exceptions and Content-Security-Policy violations. */
@@ -105,8 +107,9 @@ export async function startBrowserRig(): Promise<BrowserRig> {
     const allowed = await startPageServer();
     const other = await startPageServer();
     servers.push(allowed.server, other.server);
+    const databaseUrl = `sqlite:${join(dir, 'mixtape.db')}`;
     service = await startServer({
-      databaseUrl: `sqlite:${join(dir, 'mixtape.db')}`,
+      databaseUrl,
       bootstrapUser: `${USER.name}:${USER.password}`,
       env: { MIXTAPE_CORS_ORIGINS: allowed.origin },
     });
@@ -121,6 +124,7 @@ export async function startBrowserRig(): Promise<BrowserRig> {
       pageOrigin: allowed.origin,
       otherOrigin: other.origin,
       credential: basic(USER.name, USER.password),
+      databaseUrl,
       service,
       browser: context,
       newPage: () => watchedPage(context),

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -185,6 +187,32 @@ for (const dialect of DIALECTS) {
       expect(ms).toBeLessThan(10_000);
     } finally {
       await (closing ?? app.close());
+    }
+  });
+}
+
+for (const dialect of DIALECTS) {
+  it(`stops a wait whose client left, so it no longer holds one of its user's places (${dialect})`, async () => {
+    const app = await createTestApp(dialect);
+    try {
+      const alice = await app.addUser();
+      const since = await now(app, alice);
+      await app.app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.app.server.address() as AddressInfo;
+      const request = http.get({
+        host: '127.0.0.1',
+        port,
+        path: `/v3/changes?since=${encodeURIComponent(since)}&wait=30`,
+        headers: { security: alice },
+      });
+      request.on('error', () => {});
+      for (let tries = 0; tries < 100 && (await waitingRequests(app)) < 1; tries += 1) await sleep(50);
+      expect(await waitingRequests(app)).toBe(1);
+      request.destroy();
+      for (let tries = 0; tries < 100 && (await waitingRequests(app)) > 0; tries += 1) await sleep(50);
+      expect(await waitingRequests(app)).toBe(0);
+    } finally {
+      await app.close();
     }
   });
 }

@@ -182,7 +182,9 @@ describeEachDatabase('share links on %s', { MIXTAPE_LINKS_MAX: String(LINKS_MAX)
           .map((q) => q.sql)
           .filter((sql) => sql.includes('playlist_links')),
       ).toHaveLength(1);
-      expect(t.queries.length - before, path).toBe(1);
+      // Besides the NOTIFY that tells other instances of an earlier write (sent after that write, it may land here).
+      const own = t.queries.slice(before).filter((q) => !q.sql.includes('pg_notify'));
+      expect(own, path).toHaveLength(1);
       bodies.add(response.body);
     }
     expect(bodies.size).toBe(1);
