@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { memberships, ownedBy, ownPlaylists, sharedPlaylists } from '../playlists/playlist-access.repository.js';
 import type { FeedChange } from './change-kinds.js';
 
 type Q = Kysely<Database>;
@@ -109,7 +110,7 @@ export async function revisionsAfter(
   const owned = db
     .selectFrom('playlist_revisions as r')
     .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
-    .where('r.owner_id', '=', userId)
+    .where(ownedBy(userId, 'r'))
     .where(pastPosition('r', after, horizon));
   const [own, theirs] = await Promise.all([
     owned.orderBy('r.xid').orderBy('r.seq').limit(limit).execute(),
@@ -134,8 +135,7 @@ function sharedRevisionsAfter(
   limit: number,
 ) {
   if (dialect === 'postgres') {
-    return db
-      .selectFrom('playlist_members as m')
+    return memberships(db, userId)
       .innerJoinLateral(
         (eb) => {
           return eb
@@ -151,17 +151,14 @@ function sharedRevisionsAfter(
         (join) => join.onTrue(),
       )
       .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
-      .where('m.user_id', '=', userId)
       .orderBy('r.xid')
       .orderBy('r.seq')
       .limit(limit)
       .execute();
   }
-  return db
-    .selectFrom('playlist_members as m')
+  return memberships(db, userId)
     .innerJoin('playlist_revisions as r', 'r.playlist_id', 'm.playlist_id')
     .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
-    .where('m.user_id', '=', userId)
     .where(pastPosition('r', after, horizon))
     .orderBy('r.xid')
     .orderBy('r.seq')
@@ -219,25 +216,20 @@ export async function playlistsAfter(
   after: number,
   limit: number,
 ): Promise<Omit<FeedRow, 'position'>[]> {
-  const owned = db
-    .selectFrom('playlists as p')
+  const owned = ownPlaylists(db, userId)
     .leftJoin('playlist_revisions as r', (join) =>
       join.onRef('r.playlist_id', '=', 'p.id').onRef('r.version', '=', 'p.version'),
     )
     .select(['p.id', 'p.version', 'p.created_at', 'r.change', 'r.at'])
-    .where('p.owner_id', '=', userId)
     .where('p.id', '>', after)
     .orderBy('p.id')
     .limit(limit)
     .execute();
-  const shared = db
-    .selectFrom('playlist_members as m')
-    .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
+  const shared = sharedPlaylists(db, userId)
     .leftJoin('playlist_revisions as r', (join) =>
       join.onRef('r.playlist_id', '=', 'p.id').onRef('r.version', '=', 'p.version'),
     )
     .select(['p.id', 'p.version', 'p.created_at', 'r.change', 'r.at'])
-    .where('m.user_id', '=', userId)
     .where('m.playlist_id', '>', after)
     .orderBy('m.playlist_id')
     .limit(limit)

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
-import { sendRevalidated } from '../http/conditional.js';
+import { expectedEtag, sendRevalidated } from '../http/conditional.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import {
   AUTHENTICATED_ERRORS,
@@ -192,7 +192,7 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
           userId,
           request.params.playlistId,
           request.body.version,
-          request.headers['if-match'],
+          expectedEtag(request.headers['if-match']),
         );
         return reply.header('etag', restored.etag).type(JSON_TYPE).send(restored.body);
       },

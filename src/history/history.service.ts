@@ -4,7 +4,7 @@ import { readCatalogVersion } from '../db/playlist-changes.js';
 import { WRITERS, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
 import type { ExportConfig, Limits } from '../config.js';
-import { ifMatch, preconditionFailed } from '../http/conditional.js';
+import { isExpected, preconditionFailed, type ExpectedEtag } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { checkSongCount, EditRefused } from '../playlists/playlist-edit.checks.js';
 import { OWNER, etagOf, render, snapshotEtag, snapshotOf, type PlaylistAnswer } from '../playlists/playlist.render.js';
@@ -119,7 +119,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
     }
   }
 
-  async function restoreDeleted(userId: number, id: number, precondition: string | undefined, to: VersionContent) {
+  async function restoreDeleted(userId: number, id: number, expected: ExpectedEtag | undefined, to: VersionContent) {
     // The rules of the version restored (none for a hand-made one), checked as a save of them is.
     const rules = to.rules === null ? null : readRules(JSON.parse(to.rules), settings.limits);
     if (rules !== null) await checkRulePlaylists(playlists.access, userId, rules);
@@ -133,11 +133,11 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       }
       const bounds = (await historyBounds(trx, id))!;
       const last = (await versionContent(trx, id, bounds.newest))!;
-      if (precondition !== undefined) {
+      if (expected !== undefined) {
         // A deleted playlist has no current answer (`*` fails), but the version its delete left has an ETag.
         const current = { id, version: answeredVersion(last), catalogVersion: await readCatalogVersion(trx) };
         const etag = snapshotEtag(current, OWNER);
-        if (precondition.trim() === '*') {
+        if (expected.any) {
           throw new ApiError(
             412,
             'This playlist is deleted, so If-Match: * (any current version) matches nothing: send the ETag of the ' +
@@ -145,7 +145,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
             { etag },
           );
         }
-        if (!ifMatch(precondition, etag)) throw preconditionFailed(etag);
+        if (!isExpected(expected, etag)) throw preconditionFailed(etag);
       }
       withinSongsLimit(to.songIds.length);
       if (rules !== null) {
@@ -252,10 +252,10 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
      * A new revision with the name and songs of a kept version, under `If-Match` as an edit; a deleted playlist
      * comes back under its id.
      */
-    async restore(userId: number, id: number, wanted: number, precondition: string | undefined) {
+    async restore(userId: number, id: number, wanted: number, expected: ExpectedEtag | undefined) {
       const { content: to } = await version(userId, id, wanted, 'edit');
       if ((await findDeletedPlaylist(q, id)) !== undefined) {
-        return playlists.asWrite(userId, () => restoreDeleted(userId, id, precondition, to));
+        return playlists.asWrite(userId, () => restoreDeleted(userId, id, expected, to));
       }
       // A version recorded with its entries gives them back; one recorded before entries keeps the common part.
       const document = {
@@ -269,7 +269,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       // A smart version's rules come back with it (its songs are those they choose now); a hand-made version's
       // songs make the playlist a hand-made one again.
       const rules = to.rules === null ? null : readRules(JSON.parse(to.rules), settings.limits);
-      return playlists.edit(userId, id, precondition, change, to.songIds.length, 'restore', rules);
+      return playlists.edit(userId, id, expected, change, to.songIds.length, 'restore', rules);
     },
   };
 }

@@ -49,15 +49,31 @@ export function noneMatchTag(header: string | undefined, etag: string): string |
 }
 
 /**
- * Whether an `If-Match` header is satisfied by the current ETag (RFC 9110 §13.1.1): `*` for any current answer, or
- * a listed tag equal by the strong comparison to the tag of the answer in one of its encodings, so a weak tag never
- * matches.
+ * What a write's `If-Match` header asks for (RFC 9110 §13.1.1), read once by its route: any current answer (`*`), or
+ * one of the tags it lists. The service compares it with the current ETag (`isExpected`).
  */
-export function ifMatch(header: string, etag: string): boolean {
-  if (header.trim() === '*') return true;
+export type ExpectedEtag = { readonly any: true } | { readonly any: false; readonly tags: readonly string[] };
+
+/** The request's `If-Match` header as what it asks for; undefined without one. */
+export function expectedEtag(header: string | undefined): ExpectedEtag | undefined {
+  if (header === undefined) return undefined;
+  return header.trim() === '*' ? { any: true } : { any: false, tags: listed(header) };
+}
+
+/**
+ * Whether the current ETag is what `If-Match` asks for: any current answer, or a listed tag equal by the strong
+ * comparison to the tag of the answer in one of its encodings, so a weak tag never matches.
+ */
+export function isExpected(expected: ExpectedEtag, etag: string): boolean {
+  if (expected.any) return true;
   if (etag.startsWith('W/')) return false;
   const mine = variants(etag);
-  return listed(header).some((tag) => mine.includes(tag));
+  return expected.tags.some((tag) => mine.includes(tag));
+}
+
+/** Whether an `If-Match` header is satisfied by the current ETag: `isExpected` of what it asks for. */
+export function ifMatch(header: string, etag: string): boolean {
+  return isExpected(expectedEtag(header)!, etag);
 }
 
 /** The 412 of a write whose `If-Match` names another answer than the current one, with the current ETag. */

@@ -1,4 +1,12 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import {
+  createQueryId,
+  PostgresQueryCompiler,
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type RawBuilder,
+} from 'kysely';
 import { compiledOnce } from '../db/compiled.js';
 import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
 import { prepared } from '../db/postgres.js';
@@ -8,21 +16,67 @@ import type { MemberRole } from '../sharing/roles.js';
 type Q = Kysely<Database>;
 
 /**
+ * Who may read a playlist: its owner, and its members (its rows of `playlist_members`). The one definition of it, in
+ * two halves:
+ *  - `ownedBy`: the user owns the playlist (on `p.owner_id`, or on the copy of it that the playlist's search document
+ *    or a revision of it keeps, so that the owner's rows are read through that table's key (owner, …));
+ *  - `sharedWith`: a membership `m` is the user's.
+ * Every query of what a user may read is built from them: for one playlist `p`, `readableBy` (a condition) or
+ * `readableWithRole` (the user's membership joined for its role: the access reads); for all of them, the two halves
+ * read apart, each through its key, and put together (a union or a merge): `ownPlaylists`, and `memberships` or
+ * `sharedPlaylists`.
+ */
+
+/** The user the rule is asked for: a value, or a column of the statement (a batch of several callers' reads). */
+export type Reader = number | Expression<number>;
+
+/**
+ * The owner's half: `user` owns the playlist, on the owner column of `p` (the playlist), `d` (its search document) or
+ * `r` (a revision of it).
+ */
+export const ownedBy = (user: Reader, row: 'p' | 'd' | 'r' = 'p') =>
+  sql<boolean>`${sql.ref(`${row}.owner_id`)} = ${user}`;
+
+/** The members' half: the membership `m` (`playlist_members as m`) is `user`'s. */
+export const sharedWith = (user: Reader) => sql<boolean>`${sql.ref('m.user_id')} = ${user}`;
+
+/** `m` is `user`'s membership of playlist `p`: read by the key (playlist, member). */
+const membershipOf = (user: Reader) =>
+  sql<boolean>`${sql.ref('m.playlist_id')} = ${sql.ref('p.id')} and ${sharedWith(user)}`;
+
+/**
  * "The user owns playlist `p` or is one of its members": who may read a playlist, as a condition on a query of
  * `playlists as p`.
  */
-export function readableBy(eb: ExpressionBuilder<Database & { p: Database['playlists'] }, 'p'>, userId: number) {
+export function readableBy(eb: ExpressionBuilder<Database & { p: Database['playlists'] }, 'p'>, user: Reader) {
   return eb.or([
-    eb('p.owner_id', '=', userId),
-    eb.exists(
-      eb
-        .selectFrom('playlist_members as rm')
-        .select('rm.user_id')
-        .whereRef('rm.playlist_id', '=', 'p.id')
-        .where('rm.user_id', '=', userId),
-    ),
+    ownedBy(user),
+    eb.exists(eb.selectFrom('playlist_members as m').select('m.user_id').where(membershipOf(user))),
   ]);
 }
+
+/**
+ * Who may read playlist `p`, for a read that wants the member's role: `join`, the condition of a left join of
+ * `playlist_members as m` to `p` (the user's membership, none for the owner); `readable`, the condition on the row it
+ * makes: `user` owns `p`, or the join found their membership.
+ */
+export const readableWithRole = (user: Reader) => ({
+  join: membershipOf(user),
+  readable: sql<boolean>`(${ownedBy(user)} or ${sql.ref('m.user_id')} is not null)`,
+});
+
+/** The playlists `user` owns, `playlists as p`, through the key (owner, id). */
+export const ownPlaylists = (q: Q, user: Reader) => q.selectFrom('playlists as p').where(ownedBy(user));
+
+/**
+ * `user`'s memberships, `playlist_members as m`, through the key (member, playlist): those of deleted playlists too
+ * (memberships outlive a delete, see migration 2026-12-02-sharing).
+ */
+export const memberships = (q: Q, user: Reader) => q.selectFrom('playlist_members as m').where(sharedWith(user));
+
+/** The current playlists shared with `user`: their memberships (`m`) joined to `playlists as p`. */
+export const sharedPlaylists = (q: Q, user: Reader) =>
+  memberships(q, user).innerJoin('playlists as p', 'p.id', 'm.playlist_id');
 
 /** The caller's standing towards a playlist as the database holds it (see playlist-access.reader.ts, the one caller). */
 export interface AccessRow {
@@ -44,16 +98,16 @@ export async function playlistAccessRow(db: Q, id: number, userId: number): Prom
 }
 
 /** The access read of one (playlist, caller) pair, as `playlistAccessRow` and `playlistAccessRowCounted` run it. */
-const accessRowQuery = (q: Q, p: { id: number; userId: number }) =>
-  q
+const accessRowQuery = (q: Q, p: { id: number; userId: number }) => {
+  const rule = readableWithRole(p.userId);
+  return q
     .selectFrom('playlists as p')
     .innerJoin('users as o', 'o.id', 'p.owner_id')
-    .leftJoin('playlist_members as m', (join) =>
-      join.onRef('m.playlist_id', '=', 'p.id').on('m.user_id', '=', p.userId),
-    )
+    .leftJoin('playlist_members as m', (join) => join.on(rule.join))
     .select(['p.owner_id', 'p.version', catalogVersion, 'm.role', 'o.name as owner_name'])
     .where('p.id', '=', p.id)
-    .where((eb) => eb.or([eb('p.owner_id', '=', p.userId), eb('m.user_id', '=', p.userId)]));
+    .where(rule.readable);
+};
 
 const accessRow = compiledOnce(
   'playlist-access-row',
@@ -79,6 +133,17 @@ export interface AccessRowOf extends AccessRow {
 }
 
 /**
+ * `readableWithRole` for each pair's caller in `playlistAccessRows` (`r.user_id`), as SQL text (it holds no values),
+ * compiled once here: a batch then costs no more to compile than with the rule written out in it.
+ */
+const readableInBatch = (() => {
+  const rule = readableWithRole(sql.ref<number>('r.user_id'));
+  const text = (fragment: RawBuilder<boolean>) =>
+    sql.raw<boolean>(new PostgresQueryCompiler().compileQuery(fragment.toOperationNode(), createQueryId()).sql);
+  return { join: text(rule.join), readable: text(rule.readable) };
+})();
+
+/**
  * `playlistAccessRow` for several (playlist, caller) pairs in one statement (PostgreSQL): the rows of the pairs where
  * the caller owns the playlist or is one of its members, each naming its pair by its place.
  */
@@ -94,8 +159,8 @@ export async function playlistAccessRows(
     FROM unnest(${ids}::bigint[], ${users}::bigint[]) WITH ORDINALITY AS r (id, user_id, n)
     JOIN playlists p ON p.id = r.id
     JOIN users o ON o.id = p.owner_id
-    LEFT JOIN playlist_members m ON m.playlist_id = p.id AND m.user_id = r.user_id
-    WHERE p.owner_id = r.user_id OR m.user_id IS NOT NULL`.execute(db);
+    LEFT JOIN playlist_members m ON ${readableInBatch.join}
+    WHERE ${readableInBatch.readable}`.execute(db);
   return rows;
 }
 

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { emptyJsonBody, hasBody } from '../http/body-parsers.js';
+import { expectedEtag } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import {
   AUTHENTICATED_ERRORS,
@@ -126,7 +127,8 @@ async function sendEdit(
 ) {
   const { userId } = request.caller;
   const { playlistId } = request.params;
-  const edited = await playlists.edit(userId, playlistId, request.headers['if-match'], change, cost, 'edit', rules);
+  const expected = expectedEtag(request.headers['if-match']);
+  const edited = await playlists.edit(userId, playlistId, expected, change, cost, 'edit', rules);
   return reply.header('etag', edited.etag).type(JSON_TYPE).send(edited.body);
 }
 

@@ -1,7 +1,7 @@
 import { boundedPerKey } from '../concurrency/bounded.js';
 import type { Db } from '../db/database.js';
 import type { EditKind } from '../history/change-kinds.js';
-import { ifMatch, preconditionFailed } from '../http/conditional.js';
+import { isExpected, preconditionFailed, type ExpectedEtag } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { keepCommon } from './entry-order.js';
 import { playlistLength } from './playlist-store.repository.js';
@@ -61,7 +61,7 @@ export function playlistEditor(
     userId: number,
     grant: Grant,
     id: number,
-    precondition: string | undefined,
+    expected: ExpectedEtag | undefined,
     change: Edit,
     kind: EditKind,
     rules: RulesChange,
@@ -86,10 +86,10 @@ export function playlistEditor(
       } catch (error) {
         refused = error;
       }
-      if (precondition !== undefined) {
+      if (expected !== undefined) {
         // The caller's own view of it (a member's answers carry the owner and their role): its tag, from versions.
         const now = snapshotEtag({ id, version: current.version, catalogVersion: current.catalogVersion }, grant);
-        if (!ifMatch(precondition, now)) throw preconditionFailed(now);
+        if (!isExpected(expected, now)) throw preconditionFailed(now);
       }
       if (next === undefined) throw refused;
       const rulesAfter = rules === undefined ? current.rules : rules === null ? null : JSON.stringify(rules);
@@ -130,7 +130,7 @@ export function playlistEditor(
     async edit(
       userId: number,
       id: number,
-      precondition: string | undefined,
+      expected: ExpectedEtag | undefined,
       change: Edit,
       cost = 0,
       kind: EditKind = 'edit',
@@ -139,7 +139,7 @@ export function playlistEditor(
       // PostgreSQL counts the songs in the access read; SQLite in a read of its own, in process.
       const { grant, songCount } = await access.requireEdit(userId, id);
       const length = songCount ?? (await playlistLength(db.kysely, id));
-      const run = () => edit(userId, grant, id, precondition, change, kind, rules);
+      const run = () => edit(userId, grant, id, expected, change, kind, rules);
       return perPlaylist(id, () => (length + cost > LONG_PLAYLIST ? longEdits(userId, run) : run()));
     },
   };

@@ -4,6 +4,7 @@ import { compiledOnce } from '../db/compiled.js';
 import { catalogVersion } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
 import type { MemberRole, Membership } from '../sharing/roles.js';
+import { memberships, ownPlaylists, sharedPlaylists } from './playlist-access.repository.js';
 
 type Q = Kysely<Database>;
 
@@ -147,15 +148,13 @@ interface PageParams {
 const ownPage = compiledOnce(
   'page-of-playlists',
   (p: PageParams) => (q) =>
-    q
-      .selectFrom('playlists as p')
+    ownPlaylists(q, p.userId)
       .select([
         'p.id',
         'p.version',
         (eb) => eb.selectFrom('users').select('playlist_count').where('users.id', '=', p.userId).as('total'),
         catalogVersion,
       ])
-      .where('p.owner_id', '=', p.userId)
       .orderBy('p.id')
       .limit(p.limit)
       .offset(p.offset),
@@ -182,10 +181,12 @@ const sharedPage = compiledOnce(
  * every row.
  */
 const allPage = compiledOnce('page-of-all-playlists', (p: PageParams) => (q) => {
-  const own = q
-    .selectFrom('playlists')
-    .select(['id', 'version', sql<MemberRole | null>`NULL`.as('role'), sql<string | null>`NULL`.as('owner_name')])
-    .where('owner_id', '=', p.userId);
+  const own = ownPlaylists(q, p.userId).select([
+    'p.id',
+    'p.version',
+    sql<MemberRole | null>`NULL`.as('role'),
+    sql<string | null>`NULL`.as('owner_name'),
+  ]);
   const ownCount = q.selectFrom('users').select('playlist_count').where('users.id', '=', p.userId);
   return q
     .selectFrom(own.unionAll(sharedPlaylistIds(q, p.userId)).as('x'))
@@ -222,20 +223,13 @@ export async function pageOfAllPlaylists(db: Q, userId: number, limit: number, o
  * member's role and the owner's name.
  */
 const sharedPlaylistIds = (db: Q, userId: number) =>
-  db
-    .selectFrom('playlist_members as m')
-    .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
+  sharedPlaylists(db, userId)
     .innerJoin('users as o', 'o.id', 'm.owner_id')
-    .select(['m.playlist_id as id', 'p.version', 'm.role', 'o.name as owner_name'])
-    .where('m.user_id', '=', userId);
+    .select(['m.playlist_id as id', 'p.version', 'm.role', 'o.name as owner_name']);
 
 /** The query of how many current playlists are shared with the user (one row, one column). */
 const sharedCount = (db: Q, userId: number) =>
-  db
-    .selectFrom('playlist_members as m')
-    .innerJoin('playlists as p', 'p.id', 'm.playlist_id')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('m.user_id', '=', userId);
+  sharedPlaylists(db, userId).select((eb) => eb.fn.countAll<number | string>().as('n'));
 
 /** How many current playlists are shared with the user. */
 export async function countSharedPlaylists(db: Q, userId: number): Promise<number> {
@@ -246,11 +240,9 @@ export async function countSharedPlaylists(db: Q, userId: number): Promise<numbe
 /** The user's memberships among these playlists: role and owner's name, by playlist id. */
 export async function membershipsOf(db: Q, userId: number, ids: readonly number[]): Promise<Map<number, Membership>> {
   if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('playlist_members as m')
+  const rows = await memberships(db, userId)
     .innerJoin('users as o', 'o.id', 'm.owner_id')
     .select(['m.playlist_id', 'm.role', 'o.name'])
-    .where('m.user_id', '=', userId)
     .where('m.playlist_id', 'in', ids)
     .execute();
   return new Map(rows.map((row) => [row.playlist_id, { role: row.role, ownerName: row.name }]));

@@ -5,6 +5,7 @@ import type { Database } from '../db/schema.js';
 import { characterCount, containsPattern } from './search-text.js';
 import { compiledOnce } from '../db/compiled.js';
 import { prepared } from '../db/postgres.js';
+import { memberships, ownedBy } from '../playlists/playlist-access.repository.js';
 
 /**
  * What searches read and write: the playlists' documents (`playlist_documents`, by owner), the slices of them and of
@@ -55,7 +56,7 @@ export function documentSlice(
       // The first slice reads the catalog's version with the ids, for the answers built from them (see pageOfIds).
       after === 0 ? catalogVersion : sql<null>`NULL`.as('catalog_version'),
     ])
-    .where('d.owner_id', '=', ownerId)
+    .where(ownedBy(ownerId, 'd'))
     .where(
       dialect === 'sqlite'
         ? sql<boolean>`d.playlist_id > ${after}`
@@ -80,8 +81,7 @@ export function sharedDocumentSlice(
   after: number,
   size: number,
 ) {
-  return db
-    .selectFrom('playlist_members as m')
+  return memberships(db, userId)
     .innerJoin('playlist_documents as d', (join) =>
       join.onRef('d.owner_id', '=', 'm.owner_id').onRef('d.playlist_id', '=', 'm.playlist_id'),
     )
@@ -90,7 +90,6 @@ export function sharedDocumentSlice(
       containsEvery(dialect, sql<string>`d.doc`, words).as('hit'),
       after === 0 ? catalogVersion : sql<null>`NULL`.as('catalog_version'),
     ])
-    .where('m.user_id', '=', userId)
     .where(
       dialect === 'sqlite'
         ? sql<boolean>`m.playlist_id > ${after}`

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MemberChange } from '../history/change-kinds.js';
+import { memberships } from '../playlists/playlist-access.repository.js';
 import type { MemberRole } from './roles.js';
 
 type Q = Kysely<Database>;
@@ -45,12 +46,7 @@ export async function playlistMembers(
  * are answered 410).
  */
 export async function findMembership(db: Q, playlistId: number, userId: number): Promise<MemberRole | undefined> {
-  const row = await db
-    .selectFrom('playlist_members')
-    .select('role')
-    .where('playlist_id', '=', playlistId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const row = await memberships(db, userId).select('m.role').where('m.playlist_id', '=', playlistId).executeTakeFirst();
   return row?.role;
 }
 
