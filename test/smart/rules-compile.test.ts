@@ -1,7 +1,13 @@
 import { CompiledQuery, sql } from 'kysely';
 import { beforeAll, expect, it } from 'vitest';
 import { importCatalog, type CatalogEntry } from '../../src/catalog/catalog.service.js';
-import { prefixEnd, randomSeeds, smartSongIds, smartSongsQuery } from '../../src/smart/smart-songs.repository.js';
+import {
+  prefixEnd,
+  randomSeeds,
+  smartSongIds,
+  smartSongsQuery,
+  type CompileOptions,
+} from '../../src/smart/smart-songs.repository.js';
 import { readRules } from '../../src/smart/rules.js';
 import { describeEachDatabase } from '../helpers/each-database.js';
 import { createPlaylist } from '../helpers/requests.js';
@@ -75,7 +81,8 @@ describeEachDatabase('smart playlist rules, compiled, on %s', { MIXTAPE_SEED_CAT
     picked = (await createPlaylist(t.app, security, 'Picked', [6, 3, 6])).id;
   });
 
-  const ids = (rules: unknown, at = options) => smartSongIds(t.db.kysely, dialect, readRules(rules, limits), at);
+  const ids = (rules: unknown, at: CompileOptions = options) =>
+    smartSongIds(t.db.kysely, dialect, readRules(rules, limits), at);
   const sorted = async (rules: unknown) => (await ids(rules)).sort((a, b) => a - b);
 
   it('compares text as search does: case, accents, compatibility forms and spaces do not matter', async () => {
