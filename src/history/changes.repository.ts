@@ -25,6 +25,8 @@ export interface FeedRow {
   readonly change: FeedChange;
   readonly at: number;
   readonly position: FeedPosition;
+  /** A revision's: the user who made it. */
+  readonly byId?: number;
 }
 
 /**
@@ -109,7 +111,7 @@ export async function revisionsAfter(
 ): Promise<FeedRow[]> {
   const owned = db
     .selectFrom('playlist_revisions as r')
-    .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
+    .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at', 'r.by_id'])
     .where(ownedBy(userId, 'r'))
     .where(pastPosition('r', after, horizon));
   const [own, theirs] = await Promise.all([
@@ -140,7 +142,7 @@ function sharedRevisionsAfter(
         (eb) => {
           return eb
             .selectFrom('playlist_revisions as pr')
-            .select(['pr.seq', 'pr.xid', 'pr.playlist_id', 'pr.version', 'pr.change', 'pr.at'])
+            .select(['pr.seq', 'pr.xid', 'pr.playlist_id', 'pr.version', 'pr.change', 'pr.at', 'pr.by_id'])
             .whereRef('pr.playlist_id', '=', 'm.playlist_id')
             .where(pastPosition('pr', after, horizon))
             .orderBy('pr.xid')
@@ -150,7 +152,7 @@ function sharedRevisionsAfter(
         },
         (join) => join.onTrue(),
       )
-      .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
+      .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at', 'r.by_id'])
       .orderBy('r.xid')
       .orderBy('r.seq')
       .limit(limit)
@@ -158,7 +160,7 @@ function sharedRevisionsAfter(
   }
   return memberships(db, userId)
     .innerJoin('playlist_revisions as r', 'r.playlist_id', 'm.playlist_id')
-    .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at'])
+    .select(['r.seq', 'r.xid', 'r.playlist_id', 'r.version', 'r.change', 'r.at', 'r.by_id'])
     .where(pastPosition('r', after, horizon))
     .orderBy('r.xid')
     .orderBy('r.seq')
@@ -174,6 +176,8 @@ interface LogRow {
   readonly version: number | string;
   readonly change: string;
   readonly at: number | string;
+  /** A revision's: who made it. */
+  readonly by_id?: number;
 }
 
 function feedRow(row: LogRow): FeedRow {
@@ -183,7 +187,15 @@ function feedRow(row: LogRow): FeedRow {
     change: row.change as FeedChange,
     at: Number(row.at),
     position: { xid: Number(row.xid), seq: Number(row.seq) },
+    ...(row.by_id === undefined ? {} : { byId: row.by_id }),
   };
+}
+
+/** The names of these users, by id (one read of the key). */
+export async function userNames(db: Q, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('users').select(['id', 'name']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row.name]));
 }
 
 /** The user's member events after `after`, oldest first, at most `limit`; on PostgreSQL only those below `horizon`. */

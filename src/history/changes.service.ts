@@ -10,6 +10,7 @@ import {
   playlistsAfter,
   revisionsAfter,
   type FeedPosition,
+  userNames,
   type FeedRow,
 } from './changes.repository.js';
 import { openToken, signToken, type FeedToken } from './feed-token.js';
@@ -24,6 +25,8 @@ export interface ChangeEntry {
   readonly version?: number;
   readonly change: FeedChange;
   readonly at: string;
+  /** A change of a playlist (not of a membership, nor the list of what the caller has): who made it (1.8.0). */
+  readonly by?: string;
 }
 
 export interface ChangesPage {
@@ -130,7 +133,15 @@ export function changeFeed(db: Db, historyDays: number) {
         members: moved('members', memberRows, members),
       };
       const next = await sign({ userId, positions, listedUpTo: undefined, issuedAt: now });
-      return { changes: latestOnly(shown).map(entry), next, more };
+      const latest = latestOnly(shown);
+      const names = await userNames(q, [
+        ...new Set(latest.flatMap((row) => (row.byId === undefined ? [] : [row.byId]))),
+      ]);
+      const changes = latest.map((row) => {
+        const by = row.byId === undefined ? undefined : names.get(row.byId);
+        return by === undefined ? entry(row) : { ...entry(row), by };
+      });
+      return { changes, next, more };
     },
   };
 }

@@ -114,6 +114,12 @@ export const ChangeEntry = Type.Object(
     ),
     change: FeedChange,
     at: At,
+    by: Type.Optional(
+      Type.String({
+        description:
+          'Who made the change (1.8.0): the name of the user, as a version’s `by`; on changes of a playlist, not on `shared` or `unshared` nor in the list of what the caller has',
+      }),
+    ),
   },
   { $id: 'change', title: 'change' },
 );

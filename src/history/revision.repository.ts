@@ -351,40 +351,111 @@ export async function historyOwner(
   return row === undefined ? undefined : { id: row.id, name: row.name, newest: Number(row.newest) };
 }
 
-/** How a revision changed the entries: a splice, or (`at` undefined) the whole list; `entries` undefined if unknown. */
+/**
+ * The name revision `version` of a playlist left, when that version can still be read (its revision is kept, and a
+ * whole copy at or before it that the splices after it start from); undefined when not. One row.
+ */
+export async function keptVersionName(db: Q, playlistId: number, version: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('playlist_revisions as r')
+    .select('r.name')
+    .where('r.playlist_id', '=', playlistId)
+    .where('r.version', '=', version)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('playlist_revisions as c')
+          .select('c.version')
+          .where('c.playlist_id', '=', playlistId)
+          .where('c.version', '<=', version)
+          .where('c.splice_at', 'is', null),
+      ),
+    )
+    .executeTakeFirst();
+  return row?.name;
+}
+
+/**
+ * What the revisions after version `after` up to `upTo` changed, counted as `chain` counts it (the entries each
+ * splice removed and inserted, and one for each), a whole copy counting the whole list: what replaying them costs
+ * (`entryRevisionsFrom`). Read from the chains of the two versions and of the versions before each whole copy
+ * between them, a few index probes, none of the entries.
+ */
+export async function changesSince(db: Q, playlistId: number, after: number, upTo: number): Promise<number> {
+  const chainAt = (version: number) =>
+    db
+      .selectFrom('playlist_revisions')
+      .select('chain')
+      .where('playlist_id', '=', playlistId)
+      .where('version', '=', version);
+  const row = await db
+    .selectNoFrom((eb) => [
+      chainAt(upTo).as('now'),
+      chainAt(after).as('then'),
+      // A whole copy restarts the chain: the splices before it count up to the chain of the version before it.
+      eb
+        .selectFrom('playlist_revisions as c')
+        .innerJoin('playlist_revisions as p', (join) =>
+          join.onRef('p.playlist_id', '=', 'c.playlist_id').on((on) => on('p.version', '=', on('c.version', '-', 1))),
+        )
+        .select((inner) =>
+          inner.fn.sum<number | string | null>(inner('c.song_count', '+', inner.ref('p.chain'))).as('s'),
+        )
+        .where('c.playlist_id', '=', playlistId)
+        .where('c.version', '>', after)
+        .where('c.version', '<=', upTo)
+        .where('c.splice_at', 'is', null)
+        .as('copies'),
+    ])
+    .executeTakeFirstOrThrow();
+  return (row.now ?? 0) - (row.then ?? 0) + Number(row.copies ?? 0);
+}
+
+/**
+ * How a revision changed the entries: `deleted` removed at `at`, then `entries` put there, or (`at` undefined) the
+ * whole list; `entries` their ids as kept (comma-separated), undefined when not recorded.
+ */
 export interface EntrySplice {
   readonly version: number;
   readonly at: number | undefined;
   readonly deleted: number;
-  readonly entries: readonly number[] | undefined;
+  readonly entries: string | undefined;
 }
 
 /**
- * The revisions after version `after` up to `upTo`, oldest first, as changes of the entries: what a merged edit
- * made on `after` reads to learn where entries removed since then stood.
+ * The revisions of a playlist from the last whole copy at or before `version` up to `upTo`, oldest first, as changes
+ * of the entries, their ids left as kept (their songs are not read): what a merged edit made on `version` replays to
+ * learn where entries removed since then stood. Undefined when `version` cannot be read (as for `versionContent`).
  */
-export async function entrySplicesAfter(
+export async function entryRevisionsFrom(
   db: Q,
   playlistId: number,
-  after: number,
+  version: number,
   upTo: number,
-): Promise<EntrySplice[]> {
+): Promise<EntrySplice[] | undefined> {
   const rows = await db
     .selectFrom('playlist_revisions')
-    .select(['version', 'splice_at', 'splice_deleted', 'songs', 'entries'])
+    .select((eb) => ['version', 'splice_at', 'splice_deleted', 'entries', eb('songs', '=', '').as('songless')])
     .where('playlist_id', '=', playlistId)
-    .where('version', '>', after)
     .where('version', '<=', upTo)
+    .where('version', '>=', (eb) =>
+      eb
+        .selectFrom('playlist_revisions')
+        .select('version')
+        .where('playlist_id', '=', playlistId)
+        .where('version', '<=', version)
+        .where('splice_at', 'is', null)
+        .orderBy('version', 'desc')
+        .limit(1),
+    )
     .orderBy('version')
     .execute();
-  return rows.map((row) => {
-    const entries = splitIds(row.entries);
-    const known = entries.length === splitIds(row.songs).length;
-    return {
-      version: Number(row.version),
-      at: row.splice_at ?? undefined,
-      deleted: row.splice_deleted ?? 0,
-      entries: known ? entries : undefined,
-    };
-  });
+  if (rows[0]?.splice_at !== null || !rows.some((row) => Number(row.version) === version)) return undefined;
+  return rows.map((row) => ({
+    version: Number(row.version),
+    at: row.splice_at ?? undefined,
+    deleted: row.splice_deleted ?? 0,
+    // A revision written before entries has songs and no entries (the empty text).
+    entries: row.entries === '' && !row.songless ? undefined : row.entries,
+  }));
 }

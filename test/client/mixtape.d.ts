@@ -910,6 +910,8 @@ export interface components {
         change: {
             /** @description When it was written: RFC 3339, UTC, with milliseconds */
             at: string;
+            /** @description Who made the change (1.8.0): the name of the user, as a version’s `by`; on changes of a playlist, not on `shared` or `unshared` nor in the list of what the caller has */
+            by?: string;
             /**
              * @description What happened: a revision (`create`, `edit`, `restore`, `delete`), or the playlist was shared with the caller or their role changed (`shared`), or it no longer is (`unshared`)
              * @enum {string}

@@ -8,6 +8,8 @@ export interface FeedEntry {
   version?: number;
   change: string;
   at: string;
+  /** Who made a change of a playlist (1.8.0). */
+  by?: string;
 }
 
 export interface FeedPage {
@@ -16,8 +18,8 @@ export interface FeedPage {
   more: boolean;
 }
 
-/** A page's entries without their times, to compare with what a test expects. */
-export const untimed = (page: FeedPage) => page.changes.map(({ at: _, ...entry }) => entry);
+/** A page's entries without their times and who made them, to compare with what a test expects. */
+export const untimed = (page: FeedPage) => page.changes.map(({ at: _, by: _by, ...entry }) => entry);
 
 /** Reading a user's change feed, as a client syncing its copy would. */
 export function feedReader(app: () => FastifyInstance) {

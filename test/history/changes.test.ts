@@ -11,6 +11,7 @@ interface Entry {
   version?: number;
   change: string;
   at: string;
+  by?: string;
 }
 interface Page {
   changes: Entry[];
@@ -36,7 +37,7 @@ describeEachDatabase('the change feed on %s', (t) => {
     const deadline = Date.now() + 15_000;
     for (;;) {
       const page = await feed(security, query);
-      const shown = page.changes.map(({ at: _, ...e }) => e);
+      const shown = page.changes.map(({ at: _, by: _by, ...e }) => e);
       if (isDeepStrictEqual(shown, expected) || Date.now() > deadline) return page;
       await sleep(100);
     }
@@ -47,7 +48,7 @@ describeEachDatabase('the change feed on %s', (t) => {
    */
   const settled = async (security: string, start: string, expected: readonly object[]) => {
     const page = await feedShowing(security, `?since=${start}`, expected);
-    expect(page.changes.map(({ at: _, ...e }) => e)).toEqual(expected);
+    expect(page.changes.map(({ at: _, by: _by, ...e }) => e)).toEqual(expected);
     return page.next;
   };
   const send = (method: 'PATCH' | 'DELETE', url: string, security: string, payload?: unknown) =>
@@ -94,7 +95,7 @@ describeEachDatabase('the change feed on %s', (t) => {
       { id: later.id, version: 1, change: 'create' },
     ];
     const changed = await feedShowing(security, `?since=${quiet.next}`, changedExpected);
-    expect(changed.changes.map(({ at: _, ...e }) => e)).toEqual(changedExpected);
+    expect(changed.changes.map(({ at: _, by: _by, ...e }) => e)).toEqual(changedExpected);
     expect(changed.more).toBe(false);
     // Another user's writes are not in it.
     const other = await t.addUser();
@@ -122,7 +123,7 @@ describeEachDatabase('the change feed on %s', (t) => {
       { id: a.id, version: 4, change: 'edit' },
     ];
     const whole = await feedShowing(security, `?since=${next}`, wholeExpected);
-    expect(whole.changes.map(({ at: _, ...e }) => e)).toEqual(wholeExpected);
+    expect(whole.changes.map(({ at: _, by: _by, ...e }) => e)).toEqual(wholeExpected);
     expect(whole.more).toBe(false);
     // A page coalesces only what it read: the token moves past all of it, and nothing is lost across pages.
     const firstExpected = [
@@ -130,14 +131,14 @@ describeEachDatabase('the change feed on %s', (t) => {
       { id: a.id, version: 3, change: 'edit' },
     ];
     const first = await feedShowing(security, `?limit=3&since=${next}`, firstExpected);
-    expect(first.changes.map(({ at: _, ...e }) => e)).toEqual(firstExpected);
+    expect(first.changes.map(({ at: _, by: _by, ...e }) => e)).toEqual(firstExpected);
     expect(first.more).toBe(true);
     const secondExpected = [
       { id: b.id, change: 'delete' },
       { id: a.id, version: 4, change: 'edit' },
     ];
     const second = await feedShowing(security, `?limit=3&since=${first.next}`, secondExpected);
-    expect(second.changes.map(({ at: _, ...e }) => e)).toEqual(secondExpected);
+    expect(second.changes.map(({ at: _, by: _by, ...e }) => e)).toEqual(secondExpected);
     expect(second.more).toBe(false);
   });
 

@@ -100,7 +100,8 @@ describeEachDatabase('the change feed that waits, on %s', { MIXTAPE_WAITS_PER_US
   });
 
   it('wakes a member at a change of a playlist shared with them, and at their removal', async () => {
-    const [alice, bobName] = [await t.addUser(), `bob_${Date.now()}`];
+    const [aliceName, bobName] = [`alice_${Date.now()}`, `bob_${Date.now()}`];
+    const alice = await t.addUser(aliceName);
     const bob = await t.addUser(bobName);
     const shared = await createPlaylist(t.app, alice, 'Shared', [1]);
     const put = await sendAs(t.app, 'PUT', `/v3/playlist/${shared.id}/members/${bobName}`, alice, { role: 'viewer' });
@@ -110,7 +111,8 @@ describeEachDatabase('the change feed that waits, on %s', { MIXTAPE_WAITS_PER_US
     await sleep(200);
     await sendAs(t.app, 'PATCH', `/v3/playlist/${shared.id}`, alice, { songIds: [1, 2] });
     const first = await waiting;
-    expect(first.changes).toContainEqual(expect.objectContaining({ id: shared.id, change: 'edit' }));
+    // Each change of a playlist says who made it.
+    expect(first.changes).toContainEqual(expect.objectContaining({ id: shared.id, change: 'edit', by: aliceName }));
     expect(first.ms).toBeLessThan(10_000);
 
     const waitingAgain = waitFor(t, bob, first.next, (change) => change.change === 'unshared');

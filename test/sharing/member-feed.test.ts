@@ -82,7 +82,7 @@ describeEachDatabase('the change feed of shared playlists on %s', (t) => {
       seen.push(...page.changes);
     }
     expect(page.more).toBe(false);
-    expect(seen.map(({ at: _, ...e }) => e)).toEqual([
+    expect(seen.map(({ at: _, by: _by, ...e }) => e)).toEqual([
       { id: a.id, version: 1, change: 'create' },
       { id: b.id, version: 1, change: 'create' },
       { id: c.id, version: 2, change: 'edit' },
