@@ -1,7 +1,7 @@
 import { smartSongsByHand } from '../../smart/smart.checks.js';
 import type { Limits } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import { entrySplicesAfter, versionContent } from '../../history/revision.repository.js';
+import { changesSince, entryRevisionsFrom, keptVersionName } from '../../history/revision.repository.js';
 import { ifMatch, preconditionFailed } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { etagOf, snapshotEtag } from '../playlist.render.js';
@@ -11,10 +11,18 @@ import type { Written } from '../playlist.store.js';
 import { findEditKey, insertEditKey } from './edit-keys.repository.js';
 import { entryName, entryNumber } from './entry-names.js';
 import { keptResults, readResults, requestDigest } from './kept-results.js';
-import { merge, UnknownEntry, type EditOp, type Entry, type OpResult } from './merge.js';
+import { formerLists, merge, UnknownEntry, type EditOp, type Entry, type MergeInput, type OpResult } from './merge.js';
 
 /** At most this many versions between a merged edit's base and the current one (older: 410, read and retry). */
 export const MERGE_VERSIONS = 1000;
+
+/**
+ * At most this many changes between a merged edit's base and the current version when an anchor removed since must
+ * be placed from them (more: 409, read and retry): the entries each revision removed and inserted and one for each,
+ * a whole copy of the list (the history keeps one once the splices before it add up to the list's length) counting
+ * its length. Replaying them reads about this many ids, a few milliseconds on the event loop.
+ */
+export const MERGE_CHANGES = 50_000;
 
 /** An op as the body's schema lets it through (each op's members are checked by `readOps`); entries are strings. */
 export interface ApiOp {
@@ -110,41 +118,39 @@ function entriesAnswer(id: number, name: string, version: number, written: Writt
   return { id, name, version, entries };
 }
 
+const gone = (version: number) =>
+  ApiError.gone(
+    `Version ${version} of this playlist is no longer kept for merging (at most ${MERGE_VERSIONS} versions back, within the history's retention): read its entries, then send the edit on the current version.`,
+  );
+
 /**
- * Where each entry removed since a merged edit's base stood: for each, the entries of the newest version that still
- * held it, rebuilt from the base's entries and the revisions since (one list copied per revision that removed some).
+ * Where the entries a merge asks about stood, for `formerList`: read from the revisions since the base (409 past
+ * MERGE_CHANGES, counted first from a few rows) and replayed without copying any version's list (merge.ts).
  */
-async function formerLists(
+async function formerListsSince(
   q: Db['kysely'],
   id: number,
-  base: readonly number[] | undefined,
-  baseVersion: number,
+  base: number,
   current: number,
+  merging: { asked: ReadonlySet<number>; current: readonly Entry[]; ops: readonly EditOp[] },
 ): Promise<Map<number, readonly number[]>> {
-  const lists = new Map<number, readonly number[]>();
-  let list: number[] | undefined = base === undefined ? undefined : [...base];
-  const held = (removed: readonly number[]) => {
-    const copy = [...list!];
-    for (const entry of removed) lists.set(entry, copy);
-  };
-  for (const splice of await entrySplicesAfter(q, id, baseVersion, current)) {
-    if (splice.entries === undefined) {
-      list = undefined;
-      continue;
-    }
-    if (splice.at === undefined) {
-      if (list !== undefined) {
-        const kept = new Set(splice.entries);
-        held(list.filter((entry) => !kept.has(entry)));
-      }
-      list = [...splice.entries];
-      continue;
-    }
-    if (list === undefined) continue;
-    if (splice.deleted > 0) held(list.slice(splice.at, splice.at + splice.deleted));
-    list.splice(splice.at, splice.deleted, ...splice.entries);
+  const changed = await changesSince(q, id, base, current);
+  if (changed > MERGE_CHANGES) {
+    throw ApiError.conflict(
+      `This playlist changed too much since version ${base} to place the entries removed since then (${changed} changes, at most ${MERGE_CHANGES}): read its entries, then send the edit on the current version.`,
+    );
   }
-  return lists;
+  const revisions = await entryRevisionsFrom(q, id, base, current);
+  if (revisions === undefined) throw gone(base);
+  const touched = new Set<number>();
+  for (const op of merging.ops) if (op.op === 'remove' || op.op === 'move') touched.add(op.entry);
+  return formerLists({
+    revisions,
+    base,
+    asked: merging.asked,
+    current: new Set(merging.current.map((e) => e.entry)),
+    touched,
+  });
 }
 
 /**
@@ -179,8 +185,9 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
     /**
      * Merges the ops, made on `base`, onto the playlist as it is: 403, 404, 410 as an edit; 410 for a base no longer
      * kept; 412 under a failing `If-Match`; 422 for an entry it never had or a song not in the catalog; 409 past
-     * the songs limit or, `atomic`, when an op does not apply. A `key` sent before with the same request answers what
-     * it answered then; with another request, 422.
+     * the songs limit, or, `atomic`, when an op does not apply, or for an anchor removed since a base more than
+     * MERGE_CHANGES changes back. A `key` sent before with the same request answers what it answered then; with
+     * another request, 422.
      */
     async edit(userId: number, id: number, request: EditsRequest, precondition: string | undefined) {
       const grant = await playlists.access.requireAccess(userId, id, 'edit');
@@ -208,32 +215,36 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             throw ApiError.badRequest(`"base" ${baseVersion} is past the current version, ${current.version}.`);
           }
           let baseName = current.name;
-          let lists = new Map<number, readonly number[]>();
           if (baseVersion < current.version) {
-            const base =
-              current.version - baseVersion <= MERGE_VERSIONS ? await versionContent(trx, id, baseVersion) : undefined;
-            if (base === undefined) {
-              throw ApiError.gone(
-                `Version ${baseVersion} of this playlist is no longer kept for merging (at most ${MERGE_VERSIONS} versions back, within the history's retention): read its entries, then send the edit on the current version.`,
-              );
+            const name =
+              current.version - baseVersion <= MERGE_VERSIONS ? await keptVersionName(trx, id, baseVersion) : undefined;
+            if (name === undefined) throw gone(baseVersion);
+            baseName = name;
+          }
+          const entries = current.entries.map(({ entry, songId }): Entry => ({ entry, songId }));
+          const mergeWith = (formerList: MergeInput['formerList']) => {
+            try {
+              return merge({
+                current: entries,
+                name: current.name,
+                nextEntry: current.nextEntry,
+                baseName,
+                formerList,
+                ops,
+              });
+            } catch (error) {
+              if (error instanceof UnknownEntry) throw neverHad(error.path, entryName(error.entry));
+              throw error;
             }
-            baseName = base.name;
-            lists = await formerLists(trx, id, base.entries, baseVersion, current.version);
-          }
-          let merged;
-          try {
-            merged = merge({
-              current: current.entries.map(({ entry, songId }): Entry => ({ entry, songId })),
-              name: current.name,
-              nextEntry: current.nextEntry,
-              baseName,
-              formerList: (entry) => lists.get(entry),
-              ops,
-            });
-          } catch (error) {
-            if (error instanceof UnknownEntry) throw neverHad(error.path, entryName(error.entry));
-            throw error;
-          }
+          };
+          // First without the history: what applies, and how many songs it leaves, do not depend on where a removed
+          // anchor stood, so a request refused costs no read of it; nor does one whose anchors all stand (it asks
+          // about none). Then again, knowing where those it asked about stood: only places change.
+          const asked = new Set<number>();
+          let merged = mergeWith((entry) => {
+            asked.add(entry);
+            return undefined;
+          });
           const results = merged.results.map(apiResult);
           if (request.atomic === true && results.some((result) => !result.applied)) {
             const message = 'Not every op applies to the playlist as it is now, so none was applied.';
@@ -243,6 +254,14 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             throw ApiError.conflict(
               `The edit would leave ${merged.entries.length} songs; a playlist holds at most ${limits.songsMax}.`,
             );
+          }
+          if (asked.size > 0 && baseVersion < current.version) {
+            const lists = await formerListsSince(trx, id, baseVersion, current.version, {
+              asked,
+              current: entries,
+              ops,
+            });
+            merged = mergeWith((entry) => lists.get(entry));
           }
           if (key !== undefined) {
             await insertEditKey(

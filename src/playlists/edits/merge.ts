@@ -242,3 +242,247 @@ class WorkingList {
     return at;
   }
 }
+
+/**
+ * A revision of the playlist as `formerLists` replays it: `deleted` entries removed at `at`, then `entries` put there,
+ * or (`at` undefined) the whole list; `entries` their ids comma-separated, as the history keeps them, undefined for a
+ * revision recorded before entries (see migration 2026-12-06-entries), after which nothing is known of the list until
+ * the next whole one.
+ */
+export interface EntryRevision {
+  readonly version: number;
+  readonly at: number | undefined;
+  readonly deleted: number;
+  readonly entries: string | undefined;
+}
+
+/** What `formerLists` answers for: the entries a merge asks `formerList` about, and the playlist as it is. */
+export interface FormerListsInput {
+  /** The revisions from a whole one at or before the base through the current version, oldest first. */
+  readonly revisions: readonly EntryRevision[];
+  /** The base version: what the revisions after it removed is what the merge may ask about. */
+  readonly base: number;
+  /** The entries the merge asks `formerList` about (none of them in the current list). */
+  readonly asked: ReadonlySet<number>;
+  /** The current entries, and those of them the ops remove or move (the others stand all through the merge). */
+  readonly current: ReadonlySet<number>;
+  readonly touched: ReadonlySet<number>;
+}
+
+/**
+ * `formerList` for the entries a merge asks about, as the newest version since the base that held each would answer
+ * it, without copying any version's list. First the revision that removed each asked entry last (a splice that took
+ * it out and put it back, a move, counts) is found by following the asked entries' positions alone through the
+ * revisions, each read once for how many entries it puts and where the asked ones are among them; then the revisions
+ * from the whole one before the first of those up to the last are replayed on a list kept in blocks, each costing
+ * what it changed plus a block and a look over the blocks. Each answer holds the entry and, on each side of it, the
+ * current entries of that version in order up to the first one no op takes out, so the merge's walk through it stops
+ * where it would in the whole list (an entry not current never stands during the merge; one no op touches always
+ * does). An entry no revision since the base was seen to remove has none.
+ */
+export function formerLists(input: FormerListsInput): Map<number, readonly number[]> {
+  const { revisions, current, touched } = input;
+  const { last, wholes } = lastRemovals(input);
+  const lists = new Map<number, readonly number[]>();
+  if (last.size === 0) return lists;
+  const removedAt = new Map<number, number[]>();
+  for (const [entry, index] of last) removedAt.set(index, [...(removedAt.get(index) ?? []), entry]);
+  const first = Math.min(...removedAt.keys());
+  const end = Math.max(...removedAt.keys());
+  // The list is known from a whole revision on: the newest one before the first that matters is where to start.
+  let list: BlockList | undefined;
+  for (let index = wholes.findLast((whole) => whole < first)!; index <= end; index++) {
+    const { at, deleted, entries } = revisions[index]!;
+    if (entries === undefined) {
+      list = undefined;
+      continue;
+    }
+    // Removed last by this revision: where it stood in the list the revision starts from (known, as it was seen).
+    for (const entry of list === undefined ? [] : (removedAt.get(index) ?? [])) {
+      const where = list!.indexOf(entry);
+      const before = list!.nearest(where - 1, -1, current, touched).reverse();
+      lists.set(entry, [...before, entry, ...list!.nearest(where + 1, 1, current, touched)]);
+    }
+    if (at === undefined) list = new BlockList(idsOf(entries));
+    else list?.splice(at, deleted, idsOf(entries));
+  }
+  return lists;
+}
+
+/**
+ * The index of the revision after the base that removed each asked entry last while the list was known, found from
+ * the asked entries' positions alone (a splice before one leaves it, one over it removes it, one after it moves it
+ * by what it put less what it removed), and the indexes of the whole revisions of known entries.
+ */
+function lastRemovals({ revisions, base, asked }: FormerListsInput): { last: Map<number, number>; wholes: number[] } {
+  const last = new Map<number, number>();
+  const wholes: number[] = [];
+  const look = askedAmong(asked);
+  let known = false;
+  // Where each asked entry the list holds stands in it.
+  let where = new Map<number, number>();
+  revisions.forEach(({ version, at, deleted, entries }, index) => {
+    if (entries === undefined) {
+      known = false;
+      where = new Map();
+      return;
+    }
+    if (at !== undefined && !known) return;
+    const after = version > base;
+    const put = look(entries);
+    const then = where;
+    where = new Map();
+    if (at === undefined) {
+      if (known && after) for (const entry of then.keys()) if (!put.found.has(entry)) last.set(entry, index);
+      wholes.push(index);
+      known = true;
+    } else {
+      for (const [entry, position] of then) {
+        if (position < at) where.set(entry, position);
+        else if (position >= at + deleted) where.set(entry, position + put.count - deleted);
+        else if (after) last.set(entry, index);
+      }
+    }
+    for (const [entry, position] of put.found) where.set(entry, (at ?? 0) + position);
+  });
+  return { last, wholes };
+}
+
+const COMMA = 44;
+const ZERO = 48;
+
+/**
+ * Reads ids comma-separated for how many there are and where the asked entries are among them, in one pass over the
+ * text without making a list of them (what a revision puts is most often none of them).
+ */
+function askedAmong(asked: ReadonlySet<number>) {
+  const low = Math.min(...asked);
+  const high = Math.max(...asked);
+  const none = new Map<number, number>();
+  return (ids: string): { count: number; found: ReadonlyMap<number, number> } => {
+    if (ids === '') return { count: 0, found: none };
+    let found = none;
+    let count = 0;
+    let id = 0;
+    for (let i = 0; i <= ids.length; i++) {
+      const code = i < ids.length ? ids.charCodeAt(i) : COMMA;
+      if (code !== COMMA) {
+        id = id * 10 + code - ZERO;
+        continue;
+      }
+      if (id >= low && id <= high && asked.has(id)) {
+        if (found === none) found = new Map();
+        found.set(id, count);
+      }
+      count++;
+      id = 0;
+    }
+    return { count, found };
+  };
+}
+
+/** Ids comma-separated, as the history keeps them. */
+function idsOf(text: string): number[] {
+  const ids: number[] = [];
+  if (text === '') return ids;
+  let id = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === COMMA) {
+      ids.push(id);
+      id = 0;
+    } else id = id * 10 + code - ZERO;
+  }
+  ids.push(id);
+  return ids;
+}
+
+/** Entries per block of a `BlockList`: a block is split past twice this. */
+const BLOCK = 256;
+
+/**
+ * A list of entries in blocks, so that a splice costs what it removes and inserts plus a block and a look over the
+ * blocks' lengths, where an array would move every entry after it. A position past the end stands for the end, as
+ * for an array's splice.
+ */
+class BlockList {
+  readonly #blocks: number[][] = [];
+
+  constructor(entries: readonly number[]) {
+    for (let i = 0; i < entries.length; i += BLOCK) this.#blocks.push(entries.slice(i, i + BLOCK));
+  }
+
+  /** The block holding position `at` and the position in it (the end of the last block for one at or past the end). */
+  #find(at: number): { block: number; offset: number } {
+    let offset = Math.max(0, at);
+    const last = this.#blocks.length - 1;
+    for (let block = 0; block < last; block++) {
+      const length = this.#blocks[block]!.length;
+      if (offset < length) return { block, offset };
+      offset -= length;
+    }
+    return { block: Math.max(0, last), offset: Math.min(offset, this.#blocks[last]?.length ?? 0) };
+  }
+
+  indexOf(entry: number): number {
+    let before = 0;
+    for (const entries of this.#blocks) {
+      const at = entries.indexOf(entry);
+      if (at >= 0) return before + at;
+      before += entries.length;
+    }
+    return -1;
+  }
+
+  splice(at: number, deleted: number, inserted: readonly number[]): void {
+    let { block, offset } = this.#find(at);
+    let left = deleted;
+    while (left > 0 && block < this.#blocks.length) {
+      const entries = this.#blocks[block]!;
+      const taken = Math.min(left, entries.length - offset);
+      entries.splice(offset, taken);
+      left -= taken;
+      if (entries.length === 0) this.#blocks.splice(block, 1);
+      else {
+        block++;
+        offset = 0;
+      }
+    }
+    if (inserted.length === 0) return;
+    ({ block, offset } = this.#find(at));
+    const entries = this.#blocks[block] ?? [];
+    // Concatenated rather than spliced in: a long list spread as arguments would overflow the stack.
+    const joined = entries.slice(0, offset).concat(inserted, entries.slice(offset));
+    const parts: number[][] = [];
+    if (joined.length <= 2 * BLOCK) parts.push(joined);
+    else for (let i = 0; i < joined.length; i += BLOCK) parts.push(joined.slice(i, i + BLOCK));
+    this.#blocks.splice(block, this.#blocks.length === 0 ? 0 : 1, ...parts);
+  }
+
+  /**
+   * From position `from` on, one `step` at a time, the `current` entries up to the first one not `touched` (or the
+   * list's end); the others passed over.
+   */
+  nearest(from: number, step: 1 | -1, current: ReadonlySet<number>, touched: ReadonlySet<number>): number[] {
+    const found: number[] = [];
+    if (from < 0) return found;
+    let { block, offset } = this.#find(from);
+    const length = this.#blocks[block]?.length ?? 0;
+    if (offset >= length) {
+      if (step === 1) return found;
+      offset = length - 1;
+    }
+    for (; block >= 0 && block < this.#blocks.length; block += step) {
+      const entries = this.#blocks[block]!;
+      if (offset < 0) offset = entries.length - 1;
+      for (; offset >= 0 && offset < entries.length; offset += step) {
+        const entry = entries[offset]!;
+        if (!current.has(entry)) continue;
+        found.push(entry);
+        if (!touched.has(entry)) return found;
+      }
+      offset = step === 1 ? 0 : -1;
+    }
+    return found;
+  }
+}
