@@ -8,7 +8,9 @@ import { SCENARIOS } from './scenarios.js';
  * beside the most expensive searches one user can make, `hostile-writes` (bench/hostile-writes.ts): another user's
  * latency beside one user's flood of edits, creates and deletes, and `hostile-sign-in` (bench/hostile-sign-in.ts):
  * another user's latency beside floods of wrong credentials, and `hostile-files` (bench/hostile-files.ts): another
- * user's latency and the health check beside floods of imports, long JSON Patches and diffs, and `entry-writes`
+ * user's latency and the health check beside floods of imports, long JSON Patches and diffs, and `hostile-smart`
+ * (bench/hostile-smart.ts): a writer's appends beside smart playlists that follow, and the others beside costly
+ * rules and old-base merges, and `entry-writes`
  * (bench/entry-writes.ts): the rows one edit writes and its time by the playlist's length, each on a service and
  * database of its own.
  */
@@ -19,6 +21,7 @@ export const SCENARIO_NAMES = [
   'hostile-writes',
   'hostile-sign-in',
   'hostile-files',
+  'hostile-smart',
   'entry-writes',
 ];
 
@@ -36,6 +39,7 @@ Data set (generated once per set of parameters, then reused):
 
 Load:
   --only a,b                    scenarios to run (default all: ${SCENARIO_NAMES.join(', ')})
+  --scenarios a,b               the same as --only
   --connections 1,16,64         concurrency levels (default 1,16,64)
   --duration S                  seconds per level (default 10)
   --warmup S                    seconds of unmeasured load before each scenario (default 2)
@@ -82,6 +86,7 @@ function parse(args: string[]) {
         regenerate: { type: 'boolean', default: false },
         'pg-url': { type: 'string', default: 'postgres://root@127.0.0.1:5432/postgres' },
         only: { type: 'string', default: SCENARIO_NAMES.join(',') },
+        scenarios: { type: 'string' },
         connections: { type: 'string', default: '1,16,64' },
         duration: { type: 'string', default: '10' },
         warmup: { type: 'string', default: '2' },
@@ -103,7 +108,7 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
   if (values.dialect !== 'sqlite' && values.dialect !== 'postgres') {
     throw new UsageError('--dialect must be sqlite or postgres');
   }
-  const scenarios = values.only.split(',').filter((name) => name !== '');
+  const scenarios = (values.scenarios ?? values.only).split(',').filter((name) => name !== '');
   const unknown = scenarios.filter((name) => !SCENARIO_NAMES.includes(name));
   if (unknown.length > 0 || scenarios.length === 0) {
     throw new UsageError(`--only takes scenario names from: ${SCENARIO_NAMES.join(', ')}`);

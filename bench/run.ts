@@ -22,6 +22,7 @@ import { formatHostileSearch, measureHostileSearch, type HostileResults } from '
 import { formatHostileWrites, measureHostileWrites, type HostileWritesResults } from './hostile-writes.js';
 import { formatHostileSignIn, measureHostileSignIn, type SignInResults } from './hostile-sign-in.js';
 import { formatHostileFiles, measureHostileFiles, type HostileFilesResults } from './hostile-files.js';
+import { formatHostileSmart, measureHostileSmart, type HostileSmartResults } from './hostile-smart.js';
 import { formatEntryWrites, measureEntryWrites, type EntryWritesResults } from './entry-writes.js';
 import { formatNeighbours, measureNeighbours, type NeighbourResults } from './neighbours.js';
 import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
@@ -191,6 +192,33 @@ function writeResults(results: BenchResults): string {
   return file;
 }
 
+const HOSTILE_SMART =
+  '\nhostile-smart: a writer and others beside smart playlists that follow, costly rules and old-base merges';
+
+/**
+ * `--only hostile-smart` alone: it makes its own database and service, so no shared data set is generated or touched
+ * (on PostgreSQL that one is a database every checkout names alike). Its figures go to
+ * bench/results/<date>-<dialect>-hostile-smart.json.
+ */
+async function hostileSmartAlone(options: BenchOptions, git: BenchResults['git']): Promise<void> {
+  const loadAverage = os.loadavg();
+  if (options.build) {
+    console.log('\nBuilding the service (npm run build)…');
+    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed; fix it, or pass --skip-build to serve dist/ as is');
+  }
+  console.log(HOSTILE_SMART);
+  const hostileSmart = await measureHostileSmart(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
+  console.log(formatHostileSmart(hostileSmart));
+  const date = new Date().toISOString();
+  const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `${date.slice(0, 10)}-${options.dialect}-hostile-smart.json`);
+  writeFileSync(`${file}.tmp`, `${JSON.stringify({ date, command, git, loadAverage, hostileSmart }, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
+  console.log(`\nResults: ${file}`);
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   if (options === undefined) {
@@ -200,6 +228,10 @@ async function main(): Promise<void> {
   const loadAverage = os.loadavg();
   // Read before the build, so that it names the code that was measured.
   const git = gitState();
+  if (options.scenarios.length === 1 && options.scenarios[0] === 'hostile-smart') {
+    await hostileSmartAlone(options, git);
+    return;
+  }
   // The service, the database and the load generator share this machine: anything else running skews the figures.
   if (loadAverage[0]! > os.cpus().length / 2) {
     console.warn(`Warning: the machine is busy (load average ${loadAverage[0]!.toFixed(2)}); figures will suffer.`);
@@ -306,6 +338,12 @@ async function main(): Promise<void> {
     hostileFiles = await measureHostileFiles(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
     console.log(formatHostileFiles(hostileFiles));
   }
+  let hostileSmart: HostileSmartResults | undefined;
+  if (options.scenarios.includes('hostile-smart')) {
+    console.log(HOSTILE_SMART);
+    hostileSmart = await measureHostileSmart(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
+    console.log(formatHostileSmart(hostileSmart));
+  }
 
   let entryWrites: EntryWritesResults | undefined;
   if (options.scenarios.includes('entry-writes')) {
@@ -376,6 +414,7 @@ async function main(): Promise<void> {
     ...(hostileWrites === undefined ? {} : { hostileWrites }),
     ...(hostileSignIn === undefined ? {} : { hostileSignIn }),
     ...(hostileFiles === undefined ? {} : { hostileFiles }),
+    ...(hostileSmart === undefined ? {} : { hostileSmart }),
     ...(entryWrites === undefined ? {} : { entryWrites }),
     problems,
   };
