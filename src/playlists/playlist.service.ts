@@ -184,7 +184,7 @@ export function playlistService(
   async function current(userId: number, id: number): Promise<{ grant: CurrentGrant; found: Snapshot }> {
     const grant = await access.requireCurrent(userId, id);
     const found = await snapshot(userId, grant);
-    if (!found.smart || !(await smart.freshen(id))) return { grant, found };
+    if (!found.smart || !(await smart.freshen(id, found.version))) return { grant, found };
     const again = await access.requireCurrent(userId, id);
     return { grant: again, found: await snapshot(userId, again) };
   }

@@ -181,14 +181,16 @@ export function smartRefresher(
     stop: () => queue.stop(),
 
     /**
-     * Before a read of smart playlist `id` is answered: refreshes it first when what its songs were worked out from
-     * (its inputs, kept by its last refresh) is not what it would be worked out from now. True when it refreshed.
+     * Before a read of smart playlist `id`, whose answer at version `read` is at hand, is answered: refreshes it first
+     * when what its songs were worked out from (its inputs, kept by its last refresh) is not what it would be worked
+     * out from now. True when the answer at hand is not the current one (it refreshed, or a refresh committed since
+     * that answer was read): the read reads it again.
      */
-    async freshen(id: number): Promise<boolean> {
+    async freshen(id: number, read: number): Promise<boolean> {
       const found = await smartPlaylist(q, id);
       if (found === undefined) return false;
       const now = await inputsOf(q, found.ownerId, parsed(found.rules));
-      if (now.text === found.inputs || failed.get(id) === now.text) return false;
+      if (now.text === found.inputs || failed.get(id) === now.text) return found.version !== read;
       await queue.now(id);
       return true;
     },

@@ -128,18 +128,22 @@ export async function smartInputs(
   return { text: JSON.stringify([read, ...sources]), unreadable };
 }
 
-/** A smart playlist's owner, rules and last inputs (`smart_inputs`); undefined when it is gone or has no rules. */
+/**
+ * A smart playlist's owner, rules, last inputs (`smart_inputs`) and version; undefined when it is gone or has no
+ * rules.
+ */
 export async function smartPlaylist(
   q: Q,
   id: number,
-): Promise<{ ownerId: number; rules: string; inputs: string | null } | undefined> {
+): Promise<{ ownerId: number; rules: string; inputs: string | null; version: number } | undefined> {
   const row = await q
     .selectFrom('playlists')
-    .select(['owner_id', 'rules', 'smart_inputs'])
+    .select(['owner_id', 'rules', 'smart_inputs', 'version'])
     .where('id', '=', id)
     .where('rules', 'is not', null)
     .executeTakeFirst();
-  return row === undefined ? undefined : { ownerId: row.owner_id, rules: row.rules!, inputs: row.smart_inputs };
+  if (row === undefined) return undefined;
+  return { ownerId: row.owner_id, rules: row.rules!, inputs: row.smart_inputs, version: Number(row.version) };
 }
 
 /** Keeps what a smart playlist's songs were worked out from, in the transaction of its refresh. */
