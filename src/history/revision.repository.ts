@@ -1,4 +1,4 @@
-import type { Insertable, Kysely } from 'kysely';
+import type { ExpressionBuilder, Insertable, Kysely } from 'kysely';
 import type { Database, PlaylistRevisionTable } from '../db/schema.js';
 import type { ChangeKind } from './change-kinds.js';
 
@@ -276,6 +276,20 @@ export interface VersionContent {
 }
 
 /**
+ * The version of the playlist's last whole copy at or before `version` (revisions after it are splices): not max(),
+ * with which a planner may read every copy; this reads back from `version` to the first one.
+ */
+const wholeCopyUpTo = (eb: ExpressionBuilder<Database, 'playlist_revisions'>, playlistId: number, version: number) =>
+  eb
+    .selectFrom('playlist_revisions')
+    .select('version')
+    .where('playlist_id', '=', playlistId)
+    .where('version', '<=', version)
+    .where('splice_at', 'is', null)
+    .orderBy('version', 'desc')
+    .limit(1);
+
+/**
  * The playlist as revision `version` left it: the last snapshot at or before it (found in `playlist_revisions_copies`),
  * and the splices after that, in one statement; undefined when that revision is not kept.
  */
@@ -285,17 +299,7 @@ export async function versionContent(db: Q, playlistId: number, version: number)
     .select(['version', 'change', 'name', 'splice_at', 'splice_deleted', 'songs', 'entries', 'chain', 'rules'])
     .where('playlist_id', '=', playlistId)
     .where('version', '<=', version)
-    .where('version', '>=', (eb) =>
-      eb
-        .selectFrom('playlist_revisions')
-        .select('version')
-        .where('playlist_id', '=', playlistId)
-        .where('version', '<=', version)
-        .where('splice_at', 'is', null)
-        // Not max(): a planner may then read every copy; this reads back from `version` to the first one.
-        .orderBy('version', 'desc')
-        .limit(1),
-    )
+    .where('version', '>=', (eb) => wholeCopyUpTo(eb, playlistId, version))
     .orderBy('version')
     .execute();
   const last = rows.at(-1);
@@ -438,16 +442,7 @@ export async function entryRevisionsFrom(
     .select((eb) => ['version', 'splice_at', 'splice_deleted', 'entries', eb('songs', '=', '').as('songless')])
     .where('playlist_id', '=', playlistId)
     .where('version', '<=', upTo)
-    .where('version', '>=', (eb) =>
-      eb
-        .selectFrom('playlist_revisions')
-        .select('version')
-        .where('playlist_id', '=', playlistId)
-        .where('version', '<=', version)
-        .where('splice_at', 'is', null)
-        .orderBy('version', 'desc')
-        .limit(1),
-    )
+    .where('version', '>=', (eb) => wholeCopyUpTo(eb, playlistId, version))
     .orderBy('version')
     .execute();
   if (rows[0]?.splice_at !== null || !rows.some((row) => Number(row.version) === version)) return undefined;
