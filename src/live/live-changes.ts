@@ -6,7 +6,7 @@ import { ApiError } from '../http/errors.js';
 import { preferredWait } from '../http/prefer.js';
 import type { LiveNotifier } from './notifier.js';
 import { streamChanges, type StreamSettings } from './stream.js';
-import { settlePause, type Wakeups } from './wakeups.js';
+import { SETTLE_READS, settlePause, type Wakeups } from './wakeups.js';
 
 /**
  * Waits, holding nothing but memory, for `userId`'s next change on any instance (the changes of their playlists, those
@@ -47,8 +47,11 @@ export async function waitForChange<T>(
       const reason = await ear.next(again === undefined ? left : Math.min(left, settlePause(again)));
       if (reason === 'closing' || reason === 'displaced') break;
       if (reason === 'timeout' && again === undefined) break;
-      again = reason === 'woken' ? 0 : again! + 1;
       last = await read();
+      // Only where the feed may hold a committed change back (PostgreSQL), and at most SETTLE_READS times: a wake-up
+      // whose change this request already has (one told twice) must not keep it reading.
+      again = !notifier.holdsBack || done(last) ? undefined : reason === 'woken' ? 0 : again! + 1;
+      if (again !== undefined && again >= SETTLE_READS) again = undefined;
     }
     return last;
   } finally {

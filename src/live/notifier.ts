@@ -25,6 +25,11 @@ export interface LiveNotifier {
   publish(playlistIds: readonly number[], others?: readonly number[]): Promise<void>;
   /** Before a request waits: from now on, other processes' commits wake it too. */
   watch(): Promise<void> | undefined;
+  /**
+   * Whether the change feed may list a committed change only a while after its wake-up (PostgreSQL: once older
+   * transactions on the server end), so that a woken request that found nothing reads again shortly.
+   */
+  readonly holdsBack: boolean;
   close(): Promise<void>;
 }
 
@@ -181,6 +186,8 @@ export function liveNotifier(
   }
 
   return {
+    holdsBack: db.dialect === 'postgres',
+
     async publish(playlistIds, others = []) {
       if (closed) return;
       if (db.dialect !== 'postgres') return wakeFor(playlistIds, others);

@@ -3,16 +3,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply } from 'fastify';
 import type { ChangeFeed, ChangesPage } from '../history/changes.service.js';
 import type { LiveNotifier } from './notifier.js';
-import { settlePause, type Wakeups } from './wakeups.js';
+import { SETTLE_READS, settlePause, type Wakeups } from './wakeups.js';
 
 /** A comment line this often keeps a quiet stream open through proxies and tells a client it is alive. */
 const PING_MS = 15_000;
 
 /** Changes in one event at most (the feed's page). */
 const EVENT_CHANGES = 100;
-
-/** Reads again after a wake-up whose change is not listed yet, at most (about a minute), before waiting quietly again. */
-const SETTLE_READS = 60;
 
 /** How long a write to a client that reads nothing may wait before the stream is ended. */
 const DRAIN_MS = 30_000;
@@ -87,6 +84,8 @@ export async function streamChanges(
   const deadline = Date.now() + settings.maxSeconds * 1000;
   // Reads again since the last wake-up whose change was not listed yet (see wakeups.ts `SETTLE_MS`).
   let again: number | undefined;
+  // Whether a wake-up's change was still not listed after its reads again (PostgreSQL).
+  let held = false;
   try {
     if (page.changes.length > 0 || since === undefined) await write(event('changes', page));
     else await write(': ready\n\n');
@@ -105,17 +104,24 @@ export async function streamChanges(
       if (reason === 'closing' || reason === 'displaced') break;
       if (reason === 'timeout' && !settling) {
         if (pinging) await write(': ping\n\n');
-        continue;
+        // A change still held back after its reads again is looked for at each ping.
+        if (!held) continue;
       }
-      again = reason === 'woken' ? 0 : again! + 1;
       const next = await feed.changes(userId, page.next, EVENT_CHANGES);
-      if (next.changes.length > 0) {
-        await write(event('changes', next));
-        again = undefined;
-      } else if (again >= SETTLE_READS) {
-        again = undefined;
-      }
       page = next;
+      if (next.changes.length > 0) await write(event('changes', next));
+      // As live-changes.ts `waitForChange`: only where the feed may hold a change back, and at most SETTLE_READS times.
+      const woken = reason === 'woken';
+      again =
+        !notifier.holdsBack || next.changes.length > 0
+          ? undefined
+          : woken
+            ? 0
+            : again === undefined
+              ? undefined
+              : again + 1;
+      held = next.changes.length === 0 && (held || (again !== undefined && again >= SETTLE_READS));
+      if (again !== undefined && again >= SETTLE_READS) again = undefined;
     }
     // A last event with the token to resume from; the client reconnects with it as Last-Event-ID.
     await write(`event: end\nid: ${page.next}\ndata: {}\n\n`);

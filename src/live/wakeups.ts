@@ -5,6 +5,9 @@
  */
 export const SETTLE_MS = [50, 150, 400, 1000] as const;
 
+/** Reads again after one wake-up, at most (about 7 s), before waiting quietly again. */
+export const SETTLE_READS = 10;
+
 /** The pause before the `n`th read again after a wake-up (from 0). */
 export const settlePause = (n: number): number => SETTLE_MS[Math.min(n, SETTLE_MS.length - 1)]!;
 
