@@ -11,6 +11,10 @@ export const SETTLE_READS = 10;
 /** The pause before the `n`th read again after a wake-up (from 0). */
 export const settlePause = (n: number): number => SETTLE_MS[Math.min(n, SETTLE_MS.length - 1)]!;
 
+/** `wakeAll` wakes this many requests, then pauses this long before the next ones. */
+const WAKE_ALL_AT_ONCE = 200;
+const WAKE_ALL_PAUSE_MS = 20;
+
 /** Why a wait ended. */
 export type WakeReason = 'woken' | 'timeout' | 'closing' | 'displaced';
 
@@ -123,9 +127,20 @@ export class Wakeups {
     }
   }
 
-  /** Wakes every request (each reads again): after a wake-up may have been missed. */
+  /**
+   * Wakes every request (each reads again): after a wake-up may have been missed. A few hundred at a time, the event
+   * loop served between two, so that ten thousand streams do not read the feed at once.
+   */
   wakeAll(): void {
-    for (const mine of this.#byUser.values()) for (const subscription of mine) subscription.fire('woken');
+    const all = [...this.#byUser.values()].flat();
+    const wake = (from: number) => {
+      for (const subscription of all.slice(from, from + WAKE_ALL_AT_ONCE)) subscription.fire('woken');
+      if (from + WAKE_ALL_AT_ONCE >= all.length) return;
+      setTimeout(() => {
+        wake(from + WAKE_ALL_AT_ONCE);
+      }, WAKE_ALL_PAUSE_MS).unref();
+    };
+    wake(0);
   }
 
   /** At shutdown: every request that waits is answered now, and none waits from now on. */
