@@ -50,7 +50,15 @@ export async function waitForChange<T>(
       last = await read();
       // Only where the feed may hold a committed change back (PostgreSQL), and at most SETTLE_READS times: a wake-up
       // whose change this request already has (one told twice) must not keep it reading.
-      again = !notifier.holdsBack || done(last) ? undefined : reason === 'woken' ? 0 : again! + 1;
+      // A look again (`recheck`) reads once: no change is known to be held back.
+      again =
+        !notifier.holdsBack || done(last)
+          ? undefined
+          : reason === 'woken'
+            ? 0
+            : again === undefined
+              ? undefined
+              : again + 1;
       if (again !== undefined && again >= SETTLE_READS) again = undefined;
     }
     return last;

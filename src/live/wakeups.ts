@@ -16,7 +16,14 @@ const WAKE_ALL_AT_ONCE = 200;
 const WAKE_ALL_PAUSE_MS = 20;
 
 /** Why a wait ended. */
-export type WakeReason = 'woken' | 'timeout' | 'closing' | 'displaced';
+/**
+ * Why a wait ended: `woken`, a change of its user committed; `recheck`, a change may have been missed (read once
+ * more, nothing known to be coming); `timeout`; `closing`; `displaced` by its user's newer wait.
+ */
+export type WakeReason = 'woken' | 'recheck' | 'timeout' | 'closing' | 'displaced';
+
+/** Which of two reasons kept until asked wins: an end over a change, a change over a look again. */
+const RANK: Record<WakeReason, number> = { recheck: 0, woken: 1, timeout: 1, closing: 2, displaced: 2 };
 
 /**
  * One waiting request's ear: made before the request reads what it waits on, so that a commit between that read and
@@ -49,14 +56,14 @@ export class Subscription {
       return;
     }
     // A closing or a displacement outlasts a wake-up, which a later closing replaces.
-    if (this.#pending === undefined || this.#pending === 'woken') this.#pending = reason;
+    if (this.#pending === undefined || RANK[reason] > RANK[this.#pending]) this.#pending = reason;
   }
 
   /** Resolves at the next wake-up (at once when one came since the last call), or after `ms`. */
   next(ms: number): Promise<WakeReason> {
     const pending = this.#pending;
     if (pending !== undefined) {
-      if (pending === 'woken') this.#pending = undefined;
+      if (pending === 'woken' || pending === 'recheck') this.#pending = undefined;
       return Promise.resolve(pending);
     }
     return new Promise((resolve) => {
@@ -134,7 +141,7 @@ export class Wakeups {
   wakeAll(): void {
     const all = [...this.#byUser.values()].flat();
     const wake = (from: number) => {
-      for (const subscription of all.slice(from, from + WAKE_ALL_AT_ONCE)) subscription.fire('woken');
+      for (const subscription of all.slice(from, from + WAKE_ALL_AT_ONCE)) subscription.fire('recheck');
       if (from + WAKE_ALL_AT_ONCE >= all.length) return;
       setTimeout(() => {
         wake(from + WAKE_ALL_AT_ONCE);
