@@ -5,8 +5,8 @@ import type { Database } from './schema.js';
 /**
  * Queries built and compiled once, then run with new values: building a query with Kysely and compiling it to SQL
  * cost 8 to 30 µs a statement, about as much as SQLite takes to run one of the short statements a write is made of
- * (docs/benchmarks.md, "Writes compiled once"). A query compiled once keeps its SQL text, so the driver's statement
- * cache (sqlite.ts, `withStatementCache`) and PostgreSQL's plans see the same text each time.
+ * (bench/results/HISTORY.md, "Writes compiled once"). A query compiled once keeps its SQL text, so the driver's
+ * statement cache (sqlite.ts, `withStatementCache`) and PostgreSQL's plans see the same text each time.
  *
  *   const setVersion = compiledOnce('set-version', (p: { id: number; version: number }) => (q) =>
  *     q.updateTable('playlists').set({ version: p.version }).where('id', '=', p.id));

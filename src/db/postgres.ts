@@ -23,7 +23,7 @@ function loadPg(): typeof PgModule {
  * instead of at every execution. Only for statements whose text is the same at every call (their values are all
  * parameters, lists as arrays): the driver refuses a name used for another text. For the statements of every
  * request: prepared, the access read let a `get` be answered 46% more often a second at 16 connections
- * (docs/benchmarks.md). A comment, which SQLite ignores.
+ * (bench/results/HISTORY.md). A comment, which SQLite ignores.
  */
 export const prepared = (name: string) => sql.raw(`${PREPARED_MARK}${name} */`);
 

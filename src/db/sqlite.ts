@@ -80,7 +80,7 @@ export function openSqlite(file: string, busyTimeoutMs: number): SQLite.Database
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
   // Checkpoint every 10 000 pages (40 MB of WAL) rather than 1 000: a page written by many commits is copied back
-  // once, which lets concurrent creates run about a quarter faster (docs/benchmarks.md).
+  // once, which lets concurrent creates run about a quarter faster (bench/results/HISTORY.md).
   sqlite.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
   return sqlite;
 }

@@ -65,7 +65,8 @@ export class WriteBatcher {
   async #flush(): Promise<void> {
     for (let first = true; this.#pending.length > 0; first = false) {
       // The requests that came in while the last batch committed (its fsync holds the event loop) are read in this
-      // turn and join the next batch: a commit shared by more writes (docs/benchmarks.md, "Writes compiled once").
+      // turn and join the next batch: a commit shared by more writes
+      // (bench/results/HISTORY.md, "Writes compiled once").
       if (!first) await nextTurn();
       const batch = this.#pending.splice(0, this.#maxBatch);
       let outcomes: Outcome[];

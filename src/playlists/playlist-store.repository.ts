@@ -292,7 +292,7 @@ export async function writeEntries(trx: Q, id: number, written: readonly StoredE
  * `saveChanges` on PostgreSQL, in one statement, made on the playlist at version `from`: entries removed and written
  * (an upsert by entry, so that the delete and the writes touch different rows whatever order they run in), the row's
  * name, version and next entry, the revision and the search document: one round trip where a change at the front
- * took five (docs/benchmarks.md, "Edits and members' lists in fewer statements"). It writes only when the playlist
+ * took five (bench/results/HISTORY.md, "Edits and members' lists"). It writes only when the playlist
  * is still at `from` and no other transaction holds its row (`locked`, which never waits: the row a transaction of
  * this edit's own locked is its own); undefined when it wrote nothing. Otherwise it answers the smart playlists whose
  * rules name the playlist (`smart_sources`), which the store's listeners refresh, so that finding them costs no round
@@ -415,7 +415,7 @@ export async function insertRevision(trx: Q, revision: RevisionRow): Promise<voi
  * under the quota, the playlist's row, its entries, its first revision (a snapshot of its slots, as
  * `revisionRow` makes one for a create), its search document and, for a smart playlist, the playlists its rules name. Undefined, with nothing written, when the owner
  * has `quota` playlists already. Seven round trips (`BEGIN`, five statements, `COMMIT`) answered 0.63 as many
- * creates a second (docs/benchmarks.md).
+ * creates a second (bench/results/HISTORY.md).
  */
 export async function createPlaylistAtOnce(q: Q, playlist: NewPlaylistRow, quota: number): Promise<number | undefined> {
   const { ownerId, name, entries, doc, now, rules, sources } = playlist;
