@@ -71,11 +71,6 @@ export function isExpected(expected: ExpectedEtag, etag: string): boolean {
   return expected.tags.some((tag) => mine.includes(tag));
 }
 
-/** Whether an `If-Match` header is satisfied by the current ETag: `isExpected` of what it asks for. */
-export function ifMatch(header: string, etag: string): boolean {
-  return isExpected(expectedEtag(header)!, etag);
-}
-
 /** The 412 of a write whose `If-Match` names another answer than the current one, with the current ETag. */
 export function preconditionFailed(etag: string): ApiError {
   return new ApiError(

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
 import { readWaiting, type LiveChanges } from '../../live/live-changes.js';
 import type { Limits } from '../../config.js';
-import { sendRevalidated } from '../../http/conditional.js';
+import { expectedEtag, sendRevalidated } from '../../http/conditional.js';
 import {
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
@@ -229,7 +229,12 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
       handler: async (request, reply) => {
         const { userId } = request.caller;
         const body = request.body as EditsRequest;
-        const done = await edits.edit(userId, request.params.playlistId, body, request.headers['if-match']);
+        const done = await edits.edit(
+          userId,
+          request.params.playlistId,
+          body,
+          expectedEtag(request.headers['if-match']),
+        );
         return reply.header('etag', done.etag).header('cache-control', 'no-store').type(JSON_TYPE).send(done.body);
       },
     },

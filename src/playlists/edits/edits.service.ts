@@ -2,7 +2,7 @@ import { smartSongsByHand } from '../../smart/smart.checks.js';
 import type { Limits } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import { changesSince, entryRevisionsFrom, keptVersionName } from '../../history/revision.repository.js';
-import { ifMatch, preconditionFailed } from '../../http/conditional.js';
+import { isExpected, preconditionFailed, type ExpectedEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import { etagOf, snapshotEtag } from '../playlist.render.js';
 import { playlistEntryRows } from '../playlist.repository.js';
@@ -189,7 +189,7 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
      * MERGE_CHANGES changes back. A `key` sent before with the same request answers what it answered then; with
      * another request, 422.
      */
-    async edit(userId: number, id: number, request: EditsRequest, precondition: string | undefined) {
+    async edit(userId: number, id: number, request: EditsRequest, expected: ExpectedEtag | undefined) {
       const grant = await playlists.access.requireAccess(userId, id, 'edit');
       const ops = readOps(request.ops);
       const { key } = request;
@@ -202,9 +202,9 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             if (sent !== undefined && sent.digest !== null && sent.digest !== digest) throw keyUsed();
             if (sent !== undefined) return { unchanged: true, result: readResults(sent.results, ops) };
           }
-          if (precondition !== undefined) {
+          if (expected !== undefined) {
             const now = snapshotEtag({ id, version: current.version, catalogVersion: current.catalogVersion }, grant);
-            if (!ifMatch(precondition, now)) throw preconditionFailed(now);
+            if (!isExpected(expected, now)) throw preconditionFailed(now);
           }
           // A smart playlist's songs follow its rules: only renames apply by hand.
           if (current.rules !== null && ops.some((op) => op.op !== 'rename')) {
