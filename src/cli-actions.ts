@@ -8,6 +8,7 @@ import { UserError, userService } from './users/user.service.js';
 import { CatalogFileError, importCatalogPath } from './catalog/catalog-files.js';
 import { StartError } from './startup.js';
 import { refreshAfterCatalogImport } from './smart/smart.refresh.js';
+import { wakeEveryInstance } from './db/live-channel.js';
 import { deletedPlaylists, HistoryCommandError, restorePlaylist } from './history/history.cli.js';
 
 /** A usage mistake found after parsing; like commander's own, it exits 2. */
@@ -98,7 +99,11 @@ export async function playlistDeleted(owner: string): Promise<void> {
 }
 
 export async function playlistRestore(id: number, version: number | undefined): Promise<void> {
-  const done = await withDb((db, config) => restorePlaylist(db, config, id, version));
+  const done = await withDb(async (db, config) => {
+    const restored = await restorePlaylist(db, config, id, version);
+    await wakeEveryInstance(db);
+    return restored;
+  });
   console.log(`Playlist ${id} of "${done.owner}" restored from version ${done.version}: ${done.songs} songs.`);
 }
 
@@ -113,10 +118,10 @@ export async function catalogImport(path: string): Promise<void> {
     const report = (error: unknown, id: number) => {
       console.error(`mixtape: refreshing the smart playlists that name playlist ${id} failed:`, error);
     };
-    return {
-      result: imported,
-      refreshed: changed ? await refreshAfterCatalogImport(db, config.limits, report) : undefined,
-    };
+    const refreshed = changed ? await refreshAfterCatalogImport(db, config.limits, report) : undefined;
+    // Requests waiting for changes on every instance read again: songs and smart playlists may read differently.
+    if (imported.updated > 0 || (refreshed?.changed.length ?? 0) > 0) await wakeEveryInstance(db);
+    return { result: imported, refreshed };
   });
   console.log(`Catalog import: ${result.inserted} added, ${result.updated} updated, ${result.unchanged} unchanged.`);
   if (refreshed !== undefined && refreshed.changed.length > 0) {

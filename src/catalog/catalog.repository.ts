@@ -35,3 +35,28 @@ export async function catchUpSongIds(db: Q): Promise<void> {
 export async function catalogIsEmpty(db: Q): Promise<boolean> {
   return (await db.selectFrom('songs').select('id').limit(1).executeTakeFirst()) === undefined;
 }
+
+/**
+ * Records, in the import's transaction, that import `importId` changed songs: its one row of `catalog_changes`
+ * (replacing the row an earlier transaction of the same import wrote) with the catalog version reached and `at`.
+ */
+export async function recordCatalogChange(trx: Q, importId: string, at: number): Promise<void> {
+  await trx.deleteFrom('catalog_changes').where('import_id', '=', importId).execute();
+  await trx
+    .insertInto('catalog_changes')
+    .columns(['import_id', 'version', 'at'])
+    .expression((eb) =>
+      eb.selectFrom('catalog_version').select([eb.val(importId).as('import_id'), 'version', eb.val(at).as('at')]),
+    )
+    .execute();
+}
+
+/** Removes the catalog changes older than `cutoff` but the newest (the feed's first answer reads its time). */
+export async function deleteCatalogChangesBefore(trx: Q, cutoff: number): Promise<number> {
+  const removed = await trx
+    .deleteFrom('catalog_changes')
+    .where('at', '<', cutoff)
+    .where('seq', '<', (eb) => eb.selectFrom('catalog_changes').select((inner) => inner.fn.max('seq').as('seq')))
+    .executeTakeFirst();
+  return Number(removed.numDeletedRows);
+}

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { reindexPlaylistsWithSongs } from '../search/playlist-search.js';
 import { normaliseText, searchDocument } from '../search/search-text.js';
@@ -5,6 +6,7 @@ import {
   catalogIsEmpty,
   catchUpSongIds,
   insertSong,
+  recordCatalogChange,
   songsWithIds,
   songsWithTitles,
   updateSong,
@@ -47,7 +49,9 @@ export function songSearchColumns(s: { title: string; artist: string; album: str
  * Adds or updates catalog songs, idempotently: an entry with an id updates that song, one without an id
  * updates the song with the same title, artist and album, anything else is added. Playlists that hold a
  * song whose title, artist or genre changed get their search documents rebuilt. Songs it adds came into the catalog
- * at `now` (their `added`, which smart playlists sort and choose by); an update leaves a song's time as it was.
+ * at `now` (their `added`, which smart playlists sort and choose by); an update leaves a song's time as it was. An
+ * import that changes songs is one `catalog` item of the change feed (`catalog_changes`, written by each of its
+ * transactions that changed some).
  */
 export async function importCatalog(
   db: Db,
@@ -57,6 +61,8 @@ export async function importCatalog(
 ): Promise<ImportResult> {
   const result: ImportResult = { inserted: 0, updated: 0, unchanged: 0 };
   const renamed = new Set<number>();
+  // Its row in the change feed's catalog log, replaced by each transaction that changes songs.
+  const importId = randomUUID();
   for (let start = 0; start < entries.length; start += CHUNK) {
     const chunk = entries.slice(start, start + CHUNK).map((e) => ({
       id: e.id,
@@ -67,6 +73,7 @@ export async function importCatalog(
       duration: e.duration ?? null,
     }));
     await db.kysely.transaction().execute(async (trx) => {
+      const updatedBefore = result.updated;
       const ids = chunk.flatMap((e) => (e.id === undefined ? [] : [e.id]));
       const titles = [...new Set(chunk.map((e) => e.title))];
       const byId = new Map(ids.length === 0 ? [] : (await songsWithIds(trx, ids)).map((s) => [s.id, s]));
@@ -104,6 +111,7 @@ export async function importCatalog(
         }
         result.updated += 1;
       }
+      if (result.updated > updatedBefore) await recordCatalogChange(trx, importId, now);
     });
     onProgress(Math.min(start + CHUNK, entries.length));
   }

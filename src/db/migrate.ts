@@ -21,6 +21,7 @@ import * as smartSources from './migrations/2026-12-08-smart-sources.js';
 import * as smartRights from './migrations/2026-12-09-smart-rights.js';
 import * as editKeysAndSongCount from './migrations/2026-12-10-edit-keys-and-song-count.js';
 import * as streamTickets from './migrations/2026-12-11-stream-tickets.js';
+import * as catalogChanges from './migrations/2026-12-12-catalog-changes.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -43,6 +44,7 @@ const MIGRATIONS = {
   '2026-12-09-smart-rights': smartRights,
   '2026-12-10-edit-keys-and-song-count': editKeysAndSongCount,
   '2026-12-11-stream-tickets': streamTickets,
+  '2026-12-12-catalog-changes': catalogChanges,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -22,6 +22,7 @@ export interface Database {
   edit_keys: EditKeyTable;
   smart_sources: SmartSourceTable;
   stream_tickets: StreamTicketTable;
+  catalog_changes: CatalogChangeTable;
 }
 
 /**
@@ -70,6 +71,8 @@ export interface SongTable {
   norm_artist: string;
   norm_album: string;
   norm_genre: string;
+  /** The catalog version its last change of title, artist, album, genre or duration made (set by a trigger); 0 if none. */
+  changed_in: ColumnType<number | string, never, never>;
 }
 
 export interface PlaylistTable {
@@ -124,12 +127,23 @@ export interface PlaylistDocumentTable {
   doc: string;
 }
 
-/** One row, counted up whenever a song's title, artist, album or duration changes. */
+/** One row, counted up whenever a song's title, artist, album, genre or duration changes. */
 export interface CatalogVersionTable {
   id: number;
   version: number;
   /** How many songs the catalog holds, kept by triggers on `songs`; a bigint on PostgreSQL. */
   songs: ColumnType<number | string, never, never>;
+}
+
+/** A catalog import that changed songs, as the change feed lists it: the catalog version it reached, and when. */
+export interface CatalogChangeTable {
+  seq: Generated<number | string>;
+  /** PostgreSQL: the writing transaction's id (set by the database); 0 on SQLite. */
+  xid: Generated<number | string>;
+  /** One import's row: replaced by each of its transactions. */
+  import_id: string;
+  version: ColumnType<number | string, number, number>;
+  at: ColumnType<number | string, number, number>;
 }
 
 /** Deleted and edited playlist ids in the order of those changes (the last 10 000). */

@@ -30,13 +30,14 @@ export interface FeedRow {
 }
 
 /**
- * The feed reads two logs, each numbered by a sequence of its own: the revisions of the reader's playlists and of
- * those shared with them (`playlist_revisions`), and what happened to their memberships (`member_events`). A token
- * holds a position in each.
+ * The feed reads three logs, each numbered by a sequence of its own: the revisions of the reader's playlists and of
+ * those shared with them (`playlist_revisions`), what happened to their memberships (`member_events`), and the
+ * catalog's imports (`catalog_changes`, 1.8.0). A token holds a position in each.
  */
 export interface FeedPositions {
   readonly revisions: FeedPosition;
   readonly members: FeedPosition;
+  readonly catalog: FeedPosition;
 }
 
 /**
@@ -47,7 +48,7 @@ export async function feedHorizon(db: Q, dialect: Dialect): Promise<FeedPosition
   if (dialect === 'postgres') {
     const { rows } = await sql<{ h: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h`.execute(db);
     const horizon = { xid: Number(rows[0]!.h), seq: 0 };
-    return { revisions: horizon, members: horizon };
+    return { revisions: horizon, members: horizon, catalog: horizon };
   }
   const row = await db
     .selectNoFrom((eb) => [
@@ -59,11 +60,16 @@ export async function feedHorizon(db: Q, dialect: Dialect): Promise<FeedPosition
         .selectFrom('member_events')
         .select((inner) => inner.fn.max('seq').as('seq'))
         .as('members'),
+      eb
+        .selectFrom('catalog_changes')
+        .select((inner) => inner.fn.max('seq').as('seq'))
+        .as('catalog'),
     ])
     .executeTakeFirst();
   return {
     revisions: { xid: 0, seq: Number(row?.revisions ?? 0) },
     members: { xid: 0, seq: Number(row?.members ?? 0) },
+    catalog: { xid: 0, seq: Number(row?.catalog ?? 0) },
   };
 }
 
@@ -255,6 +261,50 @@ export async function playlistsAfter(
       at: Number(row.at ?? row.created_at),
     }));
   return mergeSorted(rows(own), rows(theirs), (a, b) => a.id - b.id, limit);
+}
+
+/** A catalog import as the feed reads it: the catalog version it reached, when, and where it stands in its log. */
+export interface CatalogFeedRow {
+  readonly catalog: number;
+  readonly at: number;
+  readonly position: FeedPosition;
+}
+
+/** The catalog's imports after `after`, oldest first, at most `limit`; on PostgreSQL only those below `horizon`. */
+export async function catalogChangesAfter(
+  db: Q,
+  after: FeedPosition,
+  horizon: number | undefined,
+  limit: number,
+): Promise<CatalogFeedRow[]> {
+  const rows = await db
+    .selectFrom('catalog_changes')
+    .select(['seq', 'xid', 'version', 'at'])
+    .where(pastPosition('', after, horizon))
+    .orderBy('xid')
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({
+    catalog: Number(row.version),
+    at: Number(row.at),
+    position: { xid: Number(row.xid), seq: Number(row.seq) },
+  }));
+}
+
+/** The catalog's version now, and when the last import that changed songs was (undefined when none is kept). */
+export async function currentCatalog(db: Q): Promise<{ catalog: number; at: number | undefined }> {
+  const row = await db
+    .selectFrom('catalog_version')
+    .select((eb) => [
+      'version',
+      eb
+        .selectFrom('catalog_changes')
+        .select((inner) => inner.fn.max('at').as('at'))
+        .as('at'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { catalog: row.version, at: row.at === null ? undefined : Number(row.at) };
 }
 
 /** The key the instances share to sign the feed's tokens. */

@@ -3,6 +3,7 @@ import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.j
 import type { TypedApp } from '../http/routes.js';
 import type { LiveChanges } from '../live/live-changes.js';
 import type { StreamTickets } from '../live/tickets.js';
+import { feedTypes } from './changes.service.js';
 import {
   ChangesPage,
   ChangesQuery,
@@ -43,14 +44,16 @@ export function changesRoutes(
       querystring: ChangesQuery,
       response: {
         200: json('A page of changes and the token to continue from.', ChangesPage),
-        400: error('A bad parameter, or a `since` token that is malformed, altered or another user’s.'),
+        400: error(
+          'A bad parameter (`types` naming no kind of item), or a `since` token that is malformed, altered or another user’s.',
+        ),
         410: error('The token is older than the history kept: sync again from the start (call without `since`).'),
         ...AUTHENTICATED_ERRORS,
       },
     },
     handler: async (request, reply) => {
-      const { since, limit, wait } = request.query;
-      const page = await feed.changes(request.caller.userId, since, limit, wait, reply.raw);
+      const { since, limit, wait, types } = request.query;
+      const page = await feed.changes(request.caller.userId, since, limit, feedTypes(types), wait, reply.raw);
       return reply.header('cache-control', 'no-store').send(page);
     },
   });
@@ -73,14 +76,16 @@ export function changesRoutes(
           description: 'The stream: events `changes`, then `end`.',
           content: { 'text/event-stream': { schema: { type: 'string' } } },
         },
-        400: error('A `since` or `Last-Event-ID` that is malformed, altered or another user’s.'),
+        400: error(
+          'A `since` or `Last-Event-ID` that is malformed, altered or another user’s, or a `types` naming no kind of item.',
+        ),
         410: error('The token is older than the history kept: sync again from the start (call without `since`).'),
         ...AUTHENTICATED_ERRORS,
       },
     },
     handler: async (request, reply) => {
       const since = request.headers['last-event-id'] ?? request.query.since;
-      await feed.stream(reply, request.caller.userId, since);
+      await feed.stream(reply, request.caller.userId, since, feedTypes(request.query.types));
       return reply;
     },
   });

@@ -3,6 +3,9 @@ import { HmacKey } from '../credentials/hmac.js';
 import { ApiError } from '../http/errors.js';
 import { rfc3339 } from '../http/times.js';
 import {
+  catalogChangesAfter,
+  type CatalogFeedRow,
+  currentCatalog,
   feedHorizon,
   feedKey,
   memberEventsAfter,
@@ -29,10 +32,43 @@ export interface ChangeEntry {
   readonly by?: string;
 }
 
+/** A catalog import that changed songs (1.8.0, `types=catalog`): the catalog version it reached. */
+export interface CatalogEntry {
+  readonly catalog: number;
+  readonly change: 'catalog';
+  readonly at: string;
+}
+
+export type FeedEntry = ChangeEntry | CatalogEntry;
+
 export interface ChangesPage {
-  readonly changes: ChangeEntry[];
+  readonly changes: FeedEntry[];
   readonly next: string;
   readonly more: boolean;
+}
+
+/** The kinds of items a feed lists (`types`, 1.8.0): section 11's playlist items, and the catalog's imports. */
+export const FEED_TYPES = ['playlist', 'catalog'] as const;
+export type FeedType = (typeof FEED_TYPES)[number];
+export type FeedTypes = ReadonlySet<FeedType>;
+
+/** What a feed lists when `types` is not given: the playlists' items, as before 1.8.0. */
+export const PLAYLIST_ITEMS: FeedTypes = new Set(['playlist']);
+
+/** The kinds `types` names (a comma list), or 400 naming the one that is not a kind. */
+export function feedTypes(text: string | undefined): FeedTypes {
+  if (text === undefined) return PLAYLIST_ITEMS;
+  const types = new Set<FeedType>();
+  for (const name of text.split(',')) {
+    const kind = FEED_TYPES.find((known) => known === name.trim());
+    if (kind === undefined) {
+      throw ApiError.badRequest(
+        `types: ${JSON.stringify(name.trim())} is not a kind of item; the kinds are ${FEED_TYPES.join(' and ')}, in a comma list.`,
+      );
+    }
+    types.add(kind);
+  }
+  return types;
 }
 
 const MALFORMED = 'This token is not one the service gave: sync again from the start (call without since).';
@@ -82,65 +118,106 @@ export function changeFeed(db: Db, historyDays: number) {
 
   const later = (a: FeedPosition, b: FeedPosition) => (a.xid > b.xid || (a.xid === b.xid && a.seq > b.seq) ? a : b);
 
+  /** The catalog's item of a first answer: its version now. */
+  const catalogNow = async (now: number): Promise<CatalogEntry> => {
+    const { catalog, at } = await currentCatalog(q);
+    return { catalog, change: 'catalog', at: rfc3339(at ?? now) };
+  };
+
+  type Logged = (FeedRow & { log: 'revisions' | 'members' }) | (CatalogFeedRow & { log: 'catalog' });
+
   return {
     /**
      * The caller's changes after `since` (every playlist they have, without it; from the current point for `now`), at
-     * most `limit`.
+     * most `limit`, of the kinds `types` names. Each log moves only when its kind is asked for, so a token used with
+     * fewer kinds still delivers the others' items later.
      */
-    async changes(userId: number, since: string | undefined, limit: number): Promise<ChangesPage> {
+    async changes(
+      userId: number,
+      since: string | undefined,
+      limit: number,
+      types: FeedTypes = PLAYLIST_ITEMS,
+    ): Promise<ChangesPage> {
       const now = Date.now();
+      const playlists = types.has('playlist');
       let token: FeedToken;
       if (since === undefined) {
         // The horizon first: the list read after it shows at least every change before it.
-        token = { userId, positions: await feedHorizon(q, db.dialect), listedUpTo: 0, issuedAt: now };
+        const positions = await feedHorizon(q, db.dialect);
+        token = { userId, positions, listedUpTo: playlists ? 0 : undefined, issuedAt: now };
       } else if (since === 'now') {
         // From the horizon, without the list of what the caller has.
         token = { userId, positions: await feedHorizon(q, db.dialect), listedUpTo: undefined, issuedAt: now };
       } else {
         token = await verify(since, userId);
       }
-      if (token.listedUpTo !== undefined) {
-        const rows = await playlistsAfter(q, userId, token.listedUpTo, limit + 1);
-        const more = rows.length > limit;
-        const shown = rows.slice(0, limit);
-        const listedUpTo = more ? shown.at(-1)!.id : undefined;
+      // The first answer says where the catalog stands.
+      const first: CatalogEntry[] = since === undefined && types.has('catalog') ? [await catalogNow(now)] : [];
+      if (playlists && token.listedUpTo !== undefined) {
+        const room = limit - first.length;
+        const rows = room === 0 ? [] : await playlistsAfter(q, userId, token.listedUpTo, room + 1);
+        const more = rows.length > room || room === 0;
+        const shown = rows.slice(0, room);
+        const listedUpTo = more ? (shown.at(-1)?.id ?? token.listedUpTo) : undefined;
         const next = await sign({ ...token, listedUpTo, issuedAt: now });
-        return { changes: shown.map(entry), next, more };
+        return { changes: [...first, ...shown.map(entry)], next, more };
       }
       const horizon = db.dialect === 'postgres' ? (await feedHorizon(q, db.dialect)).revisions.xid : undefined;
-      const { revisions, members } = token.positions;
-      const revisionRows = await revisionsAfter(q, db.dialect, userId, revisions, horizon, limit + 1);
-      const memberRows = await memberEventsAfter(q, userId, members, horizon, limit + 1);
-      // One order for both logs: by transaction, then by time (their sequences number each log apart).
-      const tagged = (rows: FeedRow[], log: 'revisions' | 'members') => rows.map((row) => ({ ...row, log }));
-      const shown = mergeSorted(
-        tagged(revisionRows, 'revisions'),
-        tagged(memberRows, 'members'),
-        (a, b) => a.position.xid - b.position.xid || a.at - b.at,
-        limit,
+      const { revisions, members, catalog } = token.positions;
+      const room = limit - first.length;
+      const none = Promise.resolve([]);
+      const [revisionRows, memberRows, catalogRows] = await Promise.all([
+        playlists ? revisionsAfter(q, db.dialect, userId, revisions, horizon, room + 1) : none,
+        playlists ? memberEventsAfter(q, userId, members, horizon, room + 1) : none,
+        types.has('catalog') ? catalogChangesAfter(q, catalog, horizon, room + 1) : none,
+      ]);
+      // One order for the logs: by transaction, then by time (their sequences number each log apart).
+      const order = (a: { position: FeedPosition; at: number }, b: { position: FeedPosition; at: number }) =>
+        a.position.xid - b.position.xid || a.at - b.at;
+      const shown: Logged[] = mergeSorted<Logged>(
+        mergeSorted<Logged>(
+          revisionRows.map((row) => ({ ...row, log: 'revisions' as const })),
+          memberRows.map((row) => ({ ...row, log: 'members' as const })),
+          order,
+          room,
+        ),
+        catalogRows.map((row) => ({ ...row, log: 'catalog' as const })),
+        order,
+        room,
       );
-      const more = revisionRows.length + memberRows.length > limit;
+      const more = revisionRows.length + memberRows.length + catalogRows.length > room;
       /** Each log moves past what this page delivered of it; one it delivered all of, up to the horizon. */
-      const moved = (log: 'revisions' | 'members', read: readonly FeedRow[], from: FeedPosition) => {
+      const moved = (log: Logged['log'], read: readonly unknown[], from: FeedPosition, asked: boolean) => {
+        if (!asked) return from;
         const delivered = shown.filter((row) => row.log === log);
         const position = delivered.at(-1)?.position ?? from;
         // Everything of this log below the horizon was delivered: the next read starts there.
-        const exhausted = delivered.length === read.length && read.length <= limit;
+        const exhausted = delivered.length === read.length && read.length <= room;
         return exhausted && horizon !== undefined ? later({ xid: horizon, seq: 0 }, position) : position;
       };
       const positions = {
-        revisions: moved('revisions', revisionRows, revisions),
-        members: moved('members', memberRows, members),
+        revisions: moved('revisions', revisionRows, revisions, playlists),
+        members: moved('members', memberRows, members, playlists),
+        catalog: moved('catalog', catalogRows, catalog, types.has('catalog')),
       };
-      const next = await sign({ userId, positions, listedUpTo: undefined, issuedAt: now });
-      const latest = latestOnly(shown);
+      const next = await sign({ userId, positions, listedUpTo: token.listedUpTo, issuedAt: now });
+      const playlistRows = latestOnly(shown.filter((row) => row.log !== 'catalog'));
+      const kept = new Set<Logged>(playlistRows);
+      const lastImport = shown.findLast((row) => row.log === 'catalog');
       const names = await userNames(q, [
-        ...new Set(latest.flatMap((row) => (row.byId === undefined ? [] : [row.byId]))),
+        ...new Set(playlistRows.flatMap((row) => (row.byId === undefined ? [] : [row.byId]))),
       ]);
-      const changes = latest.map((row) => {
+      const changes: FeedEntry[] = [...first];
+      // Several revisions of a playlist, or several imports, in one page come as one item, the latest, where it stands.
+      for (const row of shown) {
+        if (row.log === 'catalog') {
+          if (row === lastImport) changes.push({ catalog: row.catalog, change: 'catalog', at: rfc3339(row.at) });
+          continue;
+        }
+        if (!kept.has(row)) continue;
         const by = row.byId === undefined ? undefined : names.get(row.byId);
-        return by === undefined ? entry(row) : { ...entry(row), by };
-      });
+        changes.push(by === undefined ? entry(row) : { ...entry(row), by });
+      }
       return { changes, next, more };
     },
   };

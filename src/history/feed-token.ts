@@ -13,27 +13,35 @@ export interface FeedToken {
   readonly issuedAt: number;
 }
 
-/** `user.xid.seq.memberXid.memberSeq.listedUpTo.issuedAt`. */
-const TOKEN_FIELDS = /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
-/** Before member events (API 1.4.0): `user.xid.seq.listedUpTo.issuedAt`; its member position is the start. */
+/** `user.xid.seq.memberXid.memberSeq.catalogXid.catalogSeq.listedUpTo.issuedAt` (1.8.0). */
+const TOKEN_FIELDS =
+  /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
+/** Before catalog items (API 1.5.0 to 1.7.0): `user.xid.seq.memberXid.memberSeq.listedUpTo.issuedAt`. */
+const MEMBER_TOKEN_FIELDS = /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
+/** Before member events (API 1.4.0): `user.xid.seq.listedUpTo.issuedAt`. */
 const OLD_TOKEN_FIELDS = /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
+/** The position of a log an older token did not know: its start (a catalog item delivered again is harmless). */
 const START: FeedPosition = { xid: 0, seq: 0 };
 
 /** The token's fields, as `parseTokenFields` reads them. */
 export function tokenFields(token: FeedToken): string {
-  const { revisions, members } = token.positions;
+  const { revisions, members, catalog } = token.positions;
   return [
     token.userId,
     revisions.xid,
     revisions.seq,
     members.xid,
     members.seq,
+    catalog.xid,
+    catalog.seq,
     token.listedUpTo ?? '-',
     token.issuedAt,
   ].join('.');
 }
 
-/** The fields of a token, in the format of today or of API 1.4.0; undefined when they are neither. */
+const listed = (field: string | undefined) => (field === '-' ? undefined : Number(field));
+
+/** The fields of a token, in the format of today or of an earlier API version; undefined when they are none. */
 export function parseTokenFields(fields: string): FeedToken | undefined {
   const match = TOKEN_FIELDS.exec(fields);
   if (match !== null) {
@@ -42,17 +50,31 @@ export function parseTokenFields(fields: string): FeedToken | undefined {
       positions: {
         revisions: { xid: Number(match[2]), seq: Number(match[3]) },
         members: { xid: Number(match[4]), seq: Number(match[5]) },
+        catalog: { xid: Number(match[6]), seq: Number(match[7]) },
       },
-      listedUpTo: match[6] === '-' ? undefined : Number(match[6]),
-      issuedAt: Number(match[7]),
+      listedUpTo: listed(match[8]),
+      issuedAt: Number(match[9]),
+    };
+  }
+  const member = MEMBER_TOKEN_FIELDS.exec(fields);
+  if (member !== null) {
+    return {
+      userId: Number(member[1]),
+      positions: {
+        revisions: { xid: Number(member[2]), seq: Number(member[3]) },
+        members: { xid: Number(member[4]), seq: Number(member[5]) },
+        catalog: START,
+      },
+      listedUpTo: listed(member[6]),
+      issuedAt: Number(member[7]),
     };
   }
   const old = OLD_TOKEN_FIELDS.exec(fields);
   if (old === null) return undefined;
   return {
     userId: Number(old[1]),
-    positions: { revisions: { xid: Number(old[2]), seq: Number(old[3]) }, members: START },
-    listedUpTo: old[4] === '-' ? undefined : Number(old[4]),
+    positions: { revisions: { xid: Number(old[2]), seq: Number(old[3]) }, members: START, catalog: START },
+    listedUpTo: listed(old[4]),
     issuedAt: Number(old[5]),
   };
 }

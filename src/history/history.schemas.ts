@@ -69,6 +69,13 @@ export const ChangesQuery = Type.Object({
     }),
   ),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Most entries to return' }),
+  types: Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description:
+        'The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships) and `catalog` (one item per catalog import that changed songs). Send the same with every call from one token',
+    }),
+  ),
   wait: Type.Optional(
     Type.Integer({
       minimum: 1,
@@ -89,6 +96,13 @@ export const ChangesStreamQuery = Type.Object({
   ),
   ticket: Type.Optional(
     Type.String({ maxLength: 64, description: 'A ticket from `POST /v3/changes/tickets`, instead of a credential' }),
+  ),
+  types: Type.Optional(
+    Type.String({
+      maxLength: 100,
+      description:
+        'The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships) and `catalog` (one item per catalog import that changed songs). Send the same with every call from one token',
+    }),
   ),
 });
 
@@ -124,10 +138,29 @@ export const ChangeEntry = Type.Object(
   { $id: 'change', title: 'change' },
 );
 
+export const CatalogChangeEntry = Type.Object(
+  {
+    catalog: Type.Integer({
+      minimum: 0,
+      description:
+        'The catalog version the import reached: `GET /v3/song?changedSince=` the last one you had lists the songs it changed',
+    }),
+    change: Type.Literal('catalog'),
+    at: At,
+  },
+  {
+    $id: 'catalogChange',
+    title: 'catalogChange',
+    description:
+      'A catalog import that changed songs (1.8.0, with `types=catalog`); the first answer without `since` carries the catalog version then',
+  },
+);
+
 export const ChangesPage = Type.Object(
   {
-    changes: Type.Array(Type.Ref('change'), {
-      description: 'Oldest first; a playlist changed several times may come once, its latest',
+    changes: Type.Array(Type.Union([Type.Ref('change'), Type.Ref('catalogChange')]), {
+      description:
+        'Oldest first; a playlist changed several times may come once, its latest; several imports, the last',
     }),
     next: Type.String({ description: 'The token to send as `since` next time' }),
     more: Type.Boolean({ description: 'true: there is more now; call again with `next` at once' }),

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { deleteCatalogChangesBefore } from '../catalog/catalog.repository.js';
 import type { Db } from '../db/database.js';
 import { playlistExists } from '../playlists/playlist.repository.js';
 import { deleteLinksOf } from '../sharing/links.repository.js';
@@ -68,8 +69,9 @@ export function pruneEditKeys(db: Db, cutoff: number): Promise<number> {
 }
 
 /**
- * Prunes revisions, member events and merged edits' keys older than the retention in the background: a round every ten minutes (the first a minute after
- * start), at most BATCHES_PER_ROUND batches each, so that a backlog is worked off without holding the writer long.
+ * Prunes revisions, member events, merged edits' keys and catalog changes older than the retention in the
+ * background: a round every ten minutes (the first a minute after start), at most BATCHES_PER_ROUND batches each,
+ * so that a backlog is worked off without holding the writer long.
  */
 export function startHistoryPruning(db: Db, historyDays: number, log: FastifyBaseLogger): { stop(): void } {
   let timer: NodeJS.Timeout | undefined;
@@ -85,6 +87,8 @@ export function startHistoryPruning(db: Db, historyDays: number, log: FastifyBas
       for (let i = 0; i < BATCHES_PER_ROUND && !stopped; i++) {
         if ((await pruneEditKeys(db, Date.now() - historyDays * DAY_MS)) < BATCH) break;
       }
+      // One row per catalog import: a handful at most.
+      if (!stopped) await db.write((trx) => deleteCatalogChangesBefore(trx, Date.now() - historyDays * DAY_MS));
     } catch (error) {
       log.warn({ err: error }, 'pruning old playlist revisions or member events failed; trying again later');
     }

@@ -2,12 +2,20 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { PageQuery } from './schemas.js';
 
 /** `X-Total-Count` and an RFC 8288 `Link` header with `next` and `prev` pages, on the path the client used. */
-export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: PageQuery, total: number): void {
+export function setPageHeaders(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: PageQuery,
+  total: number,
+  /** Parameters besides the page's that the links keep (those given). */
+  kept: Readonly<Record<string, string | number | undefined>> = {},
+): void {
   reply.header('x-total-count', String(total));
   const path = request.url.split('?')[0] ?? '/';
   const link = (offset: number, rel: string) => {
     const query = new URLSearchParams({ limit: String(page.limit), offset: String(offset) });
     if (page.search !== undefined) query.set('search', page.search);
+    for (const [name, value] of Object.entries(kept)) if (value !== undefined) query.set(name, String(value));
     return `<${path}?${query.toString()}>; rel="${rel}"`;
   };
   const links: string[] = [];

@@ -1,4 +1,4 @@
-import type { ChangeFeed, ChangesPage } from '../history/changes.service.js';
+import type { ChangeFeed, ChangesPage, FeedTypes } from '../history/changes.service.js';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { noneMatchTag } from '../http/conditional.js';
@@ -77,19 +77,20 @@ export async function waitForChange<T>(
 export function liveChanges(feed: ChangeFeed, wakeups: Wakeups, notifier: LiveNotifier, settings: StreamSettings) {
   return {
     /** The caller's change feed as server-sent events, from `since` (stream.ts). */
-    stream(reply: FastifyReply, userId: number, since: string | undefined): Promise<void> {
-      return streamChanges(reply, { feed, wakeups, notifier, settings }, userId, since);
+    stream(reply: FastifyReply, userId: number, since: string | undefined, types: FeedTypes): Promise<void> {
+      return streamChanges(reply, { feed, wakeups, notifier, settings }, userId, since, types);
     },
 
     async changes(
       userId: number,
       since: string | undefined,
       limit: number,
+      types: FeedTypes,
       waitSeconds: number | undefined,
       connection?: ServerResponse,
     ): Promise<ChangesPage> {
-      if (waitSeconds === undefined) return feed.changes(userId, since, limit);
-      const read = () => feed.changes(userId, since, limit);
+      const read = () => feed.changes(userId, since, limit, types);
+      if (waitSeconds === undefined) return read();
       const listed = (page: ChangesPage) => page.changes.length > 0;
       return waitForChange(wakeups, notifier, userId, waitSeconds, read, listed, connection);
     },

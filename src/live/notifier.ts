@@ -2,10 +2,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Db } from '../db/database.js';
+import { LIVE_CHANNEL as CHANNEL } from '../db/live-channel.js';
 import type { Wakeups } from './wakeups.js';
-
-/** PostgreSQL's channel of wake-ups between instances. */
-const CHANNEL = 'mixtape_live';
 
 /** SQLite: how often another process's commits are looked for while a request waits. */
 const SQLITE_LOOK_MS = 250;
@@ -57,7 +55,8 @@ async function usersOf(db: Db, ids: readonly number[]): Promise<number[]> {
  *   every waiting request is woken to read again, so a wake-up sent while it was not listening is never lost.
  *   Only an instance with requests waiting reads whose those playlists are.
  * - SQLite: while a request waits, the database's commit counter is looked at every SQLITE_LOOK_MS; when another
- *   connection committed, the playlists its log names (`playlist_changes`) wake their users.
+ *   connection committed, the playlists its log names (`playlist_changes`) wake their users, and a new catalog
+ *   version (another process's import) wakes everyone.
  */
 export function liveNotifier(
   db: Db,
@@ -132,6 +131,7 @@ export function liveNotifier(
   let look: NodeJS.Timeout | undefined;
   let seen: string | undefined;
   let lastChange: number | undefined;
+  let lastCatalog: number | undefined;
   let looking = false;
 
   async function lookAtCommits(): Promise<void> {
@@ -142,15 +142,22 @@ export function liveNotifier(
       if (now === seen) return;
       seen = now;
       const q = db.kysely;
+      const catalog = (await q.selectFrom('catalog_version').select('version').executeTakeFirstOrThrow()).version;
       if (lastChange === undefined) {
         const last = await q
           .selectFrom('playlist_changes')
           .select((eb) => eb.fn.max('seq').as('seq'))
           .executeTakeFirst();
         lastChange = last?.seq ?? 0;
+        lastCatalog = catalog;
         // Those waiting read again: a commit just before this first look is in no log this process read.
         wakeups.wakeAll();
         return;
+      }
+      if (catalog !== lastCatalog) {
+        // A catalog import (the command line's): every answer with those songs may read differently now.
+        lastCatalog = catalog;
+        wakeups.wakeAll();
       }
       const changes = await q
         .selectFrom('playlist_changes')

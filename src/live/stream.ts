@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply } from 'fastify';
-import type { ChangeFeed, ChangesPage } from '../history/changes.service.js';
+import type { ChangeFeed, ChangesPage, FeedTypes } from '../history/changes.service.js';
 import type { LiveNotifier } from './notifier.js';
 import { SETTLE_READS, settlePause, type Wakeups } from './wakeups.js';
 
@@ -43,8 +43,10 @@ export async function streamChanges(
   },
   userId: number,
   since: string | undefined,
+  types: FeedTypes,
 ): Promise<void> {
   const { feed, wakeups, notifier, settings } = deps;
+  const read = (after: string | undefined) => feed.changes(userId, after, EVENT_CHANGES, types);
   const ear = wakeups.subscribe(userId);
   let page: ChangesPage;
   try {
@@ -53,7 +55,7 @@ export async function streamChanges(
     } catch {
       // Not hearing other instances for now: this instance's own writes and the pings still go out.
     }
-    page = await feed.changes(userId, since, EVENT_CHANGES);
+    page = await read(since);
   } catch (error) {
     ear.done();
     throw error;
@@ -91,7 +93,7 @@ export async function streamChanges(
     else await write(': ready\n\n');
     while (client.open) {
       if (page.more) {
-        page = await feed.changes(userId, page.next, EVENT_CHANGES);
+        page = await read(page.next);
         await write(event('changes', page));
         continue;
       }
@@ -107,7 +109,7 @@ export async function streamChanges(
         // A change still held back after its reads again is looked for at each ping.
         if (!held) continue;
       }
-      const next = await feed.changes(userId, page.next, EVENT_CHANGES);
+      const next = await read(page.next);
       page = next;
       if (next.changes.length > 0) await write(event('changes', next));
       // As live-changes.ts `waitForChange`: only where the feed may hold a change back, and at most SETTLE_READS times.
@@ -123,10 +125,15 @@ export async function streamChanges(
       held = next.changes.length === 0 && (held || (again !== undefined && again >= SETTLE_READS));
       if (again !== undefined && again >= SETTLE_READS) again = undefined;
     }
+  } catch (error) {
+    // A read that failed ends the stream as its time does; the client reconnects from the last event it got.
+    reply.log.warn({ err: error }, 'reading the change feed for a stream failed; the stream ends');
+  }
+  try {
     // A last event with the token to resume from; the client reconnects with it as Last-Event-ID.
     await write(`event: end\nid: ${page.next}\ndata: {}\n\n`);
   } catch {
-    // A read that failed ends the stream; the client reconnects from the last event it got.
+    // The client is gone.
   } finally {
     ear.done();
     res.end();

@@ -92,6 +92,28 @@ export function pageOfSongs(db: Q, limit: number, offset: number): Promise<Catal
   return db.selectFrom('songs').select(COLUMNS).orderBy('id').limit(limit).offset(offset).execute();
 }
 
+/** A page of the songs changed after catalog version `after` (`changed_in`, set by a trigger), in id order. */
+export function pageOfChangedSongs(db: Q, after: number, limit: number, offset: number): Promise<CatalogSongRow[]> {
+  return db
+    .selectFrom('songs')
+    .select(COLUMNS)
+    .where('changed_in', '>', after)
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+/** How many songs changed after catalog version `after` (a range of the index `songs_changed`). */
+export async function countChangedSongs(db: Q, after: number): Promise<number> {
+  const row = await db
+    .selectFrom('songs')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('changed_in', '>', after)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /**
  * How many songs the catalog holds, read from one row that triggers on `songs` keep (migration
  * 2026-12-10-edit-keys-and-song-count) rather than counted.

@@ -37,20 +37,33 @@ export function songRoutes(
       summary: 'List or search the song catalog',
       tags: ['Catalog'],
       security: SECURITY,
-      description: 'Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre.',
-      querystring: pageQuerySchema(
-        limits,
-        'Words that must all appear, case- and accent-insensitively, in the title, artist, album or genre',
-      ),
+      description:
+        'Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre, or (1.8.0) only the songs changed after a catalog version (`changedSince`: a `catalog` item of the change feed says when to ask).',
+      querystring: Type.Composite([
+        pageQuerySchema(
+          limits,
+          'Words that must all appear, case- and accent-insensitively, in the title, artist, album or genre',
+        ),
+        Type.Object({
+          changedSince: Type.Optional(
+            Type.Integer({
+              minimum: 0,
+              maximum: Number.MAX_SAFE_INTEGER,
+              description:
+                'Only the songs whose title, artist, album, genre or duration changed after this catalog version (1.8.0): the `catalog` of the last feed item you took in',
+            }),
+          ),
+        }),
+      ]),
       response: {
         200: json('A page of songs.', Type.Array(catalogSongRef), PAGE_HEADERS),
-        400: BAD_REQUEST,
+        400: error('A bad parameter, or `changedSince` with `search`.'),
         ...SEARCHING_ERRORS,
       },
     },
     handler: async (request, reply) => {
       const page = await songs.list(request.caller.userId, request.query);
-      setPageHeaders(request, reply, request.query, page.total);
+      setPageHeaders(request, reply, request.query, page.total, { changedSince: request.query.changedSince });
       return page.items;
     },
   });

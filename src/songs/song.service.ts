@@ -13,8 +13,21 @@ import * as songs from './song.repository.js';
 export function songService(db: Db, limits: Limits, searchSettings: SearchSettings, searchGate: SearchGate) {
   const search = catalogSearch(db, searchSettings, searchGate);
   return {
-    async list(userId: number, page: PageQuery): Promise<{ items: songs.CatalogSongRow[]; total: number }> {
+    async list(
+      userId: number,
+      page: PageQuery & { changedSince?: number | undefined },
+    ): Promise<{ items: songs.CatalogSongRow[]; total: number }> {
       const words = searchTerms(page.search, limits.searchMaxLength);
+      const { changedSince } = page;
+      if (changedSince !== undefined) {
+        if (words.length > 0) throw ApiError.badRequest('changedSince and search cannot be used together.');
+        // In id order, so that a song changed again while the pages are read moves nothing: pages skip no song.
+        const [items, total] = await Promise.all([
+          songs.pageOfChangedSongs(db.kysely, changedSince, page.limit, page.offset),
+          songs.countChangedSongs(db.kysely, changedSince),
+        ]);
+        return { items, total };
+      }
       if (words.length === 0) {
         const [items, total] = await Promise.all([
           songs.pageOfSongs(db.kysely, page.limit, page.offset),

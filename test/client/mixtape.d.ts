@@ -821,7 +821,7 @@ export interface paths {
         };
         /**
          * List or search the song catalog
-         * @description Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre.
+         * @description Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre, or (1.8.0) only the songs changed after a catalog version (`changedSince`: a `catalog` item of the change feed says when to ask).
          */
         get: operations["getsongs"];
         put?: never;
@@ -861,7 +861,7 @@ export interface paths {
         };
         /**
          * Alias of GET /v3/song
-         * @description Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre. Alias of the singular path.
+         * @description Lists the song catalog by id, optionally filtered by words in the title, artist, album or genre, or (1.8.0) only the songs changed after a catalog version (`changedSince`: a `catalog` item of the change feed says when to ask). Alias of the singular path.
          */
         get: operations["getsongsPlural"];
         put?: never;
@@ -896,6 +896,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * catalogChange
+         * @description A catalog import that changed songs (1.8.0, with `types=catalog`); the first answer without `since` carries the catalog version then
+         */
+        catalogChange: {
+            /** @description When it was written: RFC 3339, UTC, with milliseconds */
+            at: string;
+            /** @description The catalog version the import reached: `GET /v3/song?changedSince=` the last one you had lists the songs it changed */
+            catalog: number;
+            /** @enum {string} */
+            change: "catalog";
+        };
         /** catalogSong */
         catalogSong: {
             album: string;
@@ -1540,6 +1552,8 @@ export interface operations {
                 since?: string;
                 /** @description Most entries to return */
                 limit?: number;
+                /** @description The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships) and `catalog` (one item per catalog import that changed songs). Send the same with every call from one token */
+                types?: string;
                 /** @description Seconds to wait (1.8.0): when there is nothing after `since` yet, the answer waits until a change this feed would list commits on any instance (answered at once), or this long (then no changes, and a `next` to wait from) */
                 wait?: number;
             };
@@ -1560,8 +1574,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Oldest first; a playlist changed several times may come once, its latest */
-                        changes: components["schemas"]["change"][];
+                        /** @description Oldest first; a playlist changed several times may come once, its latest; several imports, the last */
+                        changes: (components["schemas"]["change"] | components["schemas"]["catalogChange"])[];
                         /** @description true: there is more now; call again with `next` at once */
                         more: boolean;
                         /** @description The token to send as `since` next time */
@@ -1569,7 +1583,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A bad parameter, or a `since` token that is malformed, altered or another user’s. */
+            /** @description A bad parameter (`types` naming no kind of item), or a `since` token that is malformed, altered or another user’s. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1638,6 +1652,8 @@ export interface operations {
                 since?: string;
                 /** @description A ticket from `POST /v3/changes/tickets`, instead of a credential */
                 ticket?: string;
+                /** @description The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships) and `catalog` (one item per catalog import that changed songs). Send the same with every call from one token */
+                types?: string;
             };
             header?: {
                 /** @description The `id` of the last event received: resumes after it, over `since` */
@@ -1657,7 +1673,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description A `since` or `Last-Event-ID` that is malformed, altered or another user’s. */
+            /** @description A `since` or `Last-Event-ID` that is malformed, altered or another user’s, or a `types` naming no kind of item. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7452,6 +7468,8 @@ export interface operations {
                 offset?: number;
                 /** @description Words that must all appear, case- and accent-insensitively, in the title, artist, album or genre */
                 search?: string;
+                /** @description Only the songs whose title, artist, album, genre or duration changed after this catalog version (1.8.0): the `catalog` of the last feed item you took in */
+                changedSince?: number;
             };
             header?: never;
             path?: never;
@@ -7476,7 +7494,7 @@ export interface operations {
                     "application/json": components["schemas"]["catalogSong"][];
                 };
             };
-            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            /** @description A bad parameter, or `changedSince` with `search`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7625,6 +7643,8 @@ export interface operations {
                 offset?: number;
                 /** @description Words that must all appear, case- and accent-insensitively, in the title, artist, album or genre */
                 search?: string;
+                /** @description Only the songs whose title, artist, album, genre or duration changed after this catalog version (1.8.0): the `catalog` of the last feed item you took in */
+                changedSince?: number;
             };
             header?: never;
             path?: never;
@@ -7649,7 +7669,7 @@ export interface operations {
                     "application/json": components["schemas"]["catalogSong"][];
                 };
             };
-            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            /** @description A bad parameter, or `changedSince` with `search`. */
             400: {
                 headers: {
                     [name: string]: unknown;
