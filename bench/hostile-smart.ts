@@ -19,8 +19,11 @@
  *    on title, artist and album under `"match": "any"`, each a text a few songs have (some hundreds of songs in all,
  *    so the query reads every song), sorted by 3 keys, limit 1 000;
  * 4. old-base merges: eve sends merged edits (`POST …/edits`, each with a new key) to a playlist of hers of about 200
- *    songs, their base 995 versions behind the newest version an answer showed, on 4 connections: two inserts (one
+ *    songs, their base 240 versions behind the newest version an answer showed, on 4 connections: two inserts (one
  *    anchored on an entry removed since the base) and two removes. 1 000 such edits on the current version first.
+ *    Each of these edits changes the list in places far apart, so the history keeps a whole copy of the list at each
+ *    version (about 200 changes each): 240 back is about 48 000 changes to replay, the most a merge is allowed
+ *    (50 000; further back it is refused with 409, which costs next to nothing and so measures nothing).
  *
  * `/healthz` is called at 20/s during every measure; during 3, 4 and the quiet phases before and after them, vic reads
  * a 10-song playlist at 50/s and creates a one-song playlist at 10/s. Each is timed from when it was due, its status
@@ -60,7 +63,7 @@ const LAYER_APPENDS = 3;
 const CATCH_UP_BOUND_MS = 60_000;
 const POLL_MS = 50;
 const FLOOD_CONNECTIONS = 4;
-const MERGE_BACK = 995;
+const MERGE_BACK = 240;
 const MERGE_SETUP_EDITS = 1000;
 const MERGE_SETUP_BOUND_MS = 180_000;
 const HEALTH_PACE = 20;
