@@ -40,6 +40,21 @@ export default tseslint.config(
     },
   },
   {
+    // The examples are plain JavaScript for app developers to copy: linted without types, on Node.js's globals.
+    files: ['examples/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        fetch: 'readonly',
+        setTimeout: 'readonly',
+      },
+    },
+  },
+  {
     // Migrations are frozen: they see the schema as it was, not today's types.
     files: ['src/db/migrations/*.ts'],
     rules: {

@@ -4,7 +4,7 @@
  * service's own functions, so the rows are exactly what the service would have written.
  */
 import { createHmac } from 'node:crypto';
-import { normaliseText, playlistDocument, searchDocument } from '../src/search/search-text.js';
+import { normaliseText, playlistDocument, searchDocument } from '../src/domain/search-text.js';
 import { tokenDigest } from '../src/sharing/links.service.js';
 import { Random } from './random.js';
 import * as words from './words.js';

@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { playlistDocument } from '../src/search/search-text.js';
+import { playlistDocument } from '../src/domain/search-text.js';
 import type { DatasetMeta } from './dataset.js';
 import {
   BULK_TABLES,

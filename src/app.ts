@@ -47,7 +47,7 @@ import { songService } from './songs/song.service.js';
 import { searchGate } from './search/bounded-search.js';
 import { historyRoutes } from './history/history.routes.js';
 import { historyService } from './history/history.service.js';
-import { CatalogChangeEntry, ChangeEntry, Revision } from './history/history.schemas.js';
+import { CatalogChangeEntry, ChangeEntry, EntriesDiff, EntryDiffOp, Revision } from './history/history.schemas.js';
 import { changesRoutes } from './history/changes.routes.js';
 import { changeFeed } from './history/changes.service.js';
 import { liveChanges } from './live/live-changes.js';
@@ -109,6 +109,8 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     CatalogChangeEntry,
     Member,
     PlaylistEntries,
+    EntryDiffOp,
+    EntriesDiff,
   ];
   for (const schema of sharedSchemas) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));

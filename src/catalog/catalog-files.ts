@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import type { Db } from '../db/database.js';
-import { characterCount } from '../search/search-text.js';
+import { characterCount } from '../domain/search-text.js';
 import { songsWithTitles } from './catalog.repository.js';
 import { importCatalog, type CatalogEntry, type ImportResult } from './catalog.service.js';
 import {

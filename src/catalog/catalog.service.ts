@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { reindexPlaylistsWithSongs } from '../search/playlist-search.js';
-import { normaliseText, searchDocument } from '../search/search-text.js';
+import { normaliseText, searchDocument } from '../domain/search-text.js';
 import {
   catalogIsEmpty,
   catchUpSongIds,

@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { Bounded } from '../concurrency/bounded.js';
 import type { AuthConfig } from '../config.js';
 import type { Db } from '../db/database.js';
+import type { Caller, CallerCheck } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { UserError, userName } from '../users/user-name.js';
 import { findUserById, findUserByName } from '../users/user.repository.js';
@@ -10,14 +11,6 @@ import { credentialToken, readCredential } from './credential.js';
 import { HmacKey } from './hmac.js';
 import { hashPassword, verifyPassword } from './password.js';
 import { SignInThrottle, type Attempt } from './throttle.js';
-
-/** Who a request is made for. */
-export interface Caller {
-  readonly userId: number;
-  readonly name: string;
-  /** Where the credential came from: bodies sent as text are only taken with the `security` header. */
-  readonly source: 'security' | 'authorization';
-}
 
 interface Verified {
   readonly userId: number;
@@ -51,7 +44,7 @@ const crowded = () => ApiError.unavailable('Too many sign-ins are being checked;
  * from their own addresses. A request answered from the cache keeps its address known for its name (a write at
  * most every quarter of `knownMs` per name and address on each instance), so that an address in use never lapses.
  */
-export class Authenticator {
+export class Authenticator implements CallerCheck {
   readonly #key = new HmacKey(randomBytes(32));
   readonly #verified: LRUCache<string, Verified>;
   /** When this instance last renewed each address's known mark for a name. */

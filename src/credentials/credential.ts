@@ -1,4 +1,5 @@
-import { characterCount } from '../search/search-text.js';
+import { characterCount } from '../domain/search-text.js';
+import { NAME_MAX_LENGTH } from '../users/user-name.js';
 
 /** A Basic credential as sent by a client: in the `security` header (the specification) or in `Authorization`. */
 export interface Credential {
@@ -24,7 +25,6 @@ export type CredentialResult =
   | { readonly kind: 'malformed' }
   | { readonly kind: 'too-long'; readonly name: string };
 
-export const NAME_MAX_LENGTH = 64;
 export const PASSWORD_MAX_BYTES = 1024;
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;

@@ -22,6 +22,7 @@ import * as smartRights from './migrations/2026-12-09-smart-rights.js';
 import * as editKeysAndSongCount from './migrations/2026-12-10-edit-keys-and-song-count.js';
 import * as streamTickets from './migrations/2026-12-11-stream-tickets.js';
 import * as catalogChanges from './migrations/2026-12-12-catalog-changes.js';
+import * as editKeyWrites from './migrations/2026-12-13-edit-key-writes.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -45,6 +46,7 @@ const MIGRATIONS = {
   '2026-12-10-edit-keys-and-song-count': editKeysAndSongCount,
   '2026-12-11-stream-tickets': streamTickets,
   '2026-12-12-catalog-changes': catalogChanges,
+  '2026-12-13-edit-key-writes': editKeyWrites,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { ChangeKind, MemberChange } from '../history/change-kinds.js';
-import type { MemberRole } from '../sharing/roles.js';
+import type { ChangeKind, MemberChange } from '../domain/change-kinds.js';
+import type { MemberRole } from '../domain/roles.js';
 
 /** The tables every dialect has, as Kysely sees them. */
 export interface Database {
@@ -37,6 +37,10 @@ export interface EditKeyTable {
   at: ColumnType<number | string, number, number>;
   results: string;
   digest: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The version its write made; null when it changed nothing (or kept before migration 2026-12-13-edit-key-writes). */
+  version: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** The name its applied renames left; null when none applied. */
+  renamed: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A ticket for the stream of changes, by its SHA-256: whose, and until when (Unix ms). */

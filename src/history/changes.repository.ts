@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import { memberships, ownedBy, ownPlaylists, sharedPlaylists } from '../playlists/playlist-access.repository.js';
-import type { FeedChange } from './change-kinds.js';
+import { memberships, ownedBy, ownPlaylists, sharedPlaylists } from '../db/access-rule.js';
+import type { FeedChange } from '../domain/change-kinds.js';
 
 type Q = Kysely<Database>;
 

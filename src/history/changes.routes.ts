@@ -1,9 +1,9 @@
-import type { onRequestHookHandler } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply, onRequestHookHandler } from 'fastify';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import type { TypedApp } from '../http/routes.js';
-import type { LiveChanges } from '../live/live-changes.js';
 import type { StreamTickets } from '../live/tickets.js';
-import { feedTypes } from './changes.service.js';
+import { feedTypes, type ChangesPage as FeedPage, type FeedTypes } from './changes.service.js';
 import {
   ChangesPage,
   ChangesQuery,
@@ -12,10 +12,23 @@ import {
   StreamTicket,
 } from './history.schemas.js';
 
+/** The change feed as the routes serve it, waiting for a change and streaming: live/live-changes.ts's, from app.ts. */
+export interface LiveFeed {
+  changes(
+    userId: number,
+    since: string | undefined,
+    limit: number,
+    types: FeedTypes,
+    waitSeconds: number | undefined,
+    connection?: ServerResponse,
+  ): Promise<FeedPage>;
+  stream(reply: FastifyReply, userId: number, since: string | undefined, types: FeedTypes): Promise<void>;
+}
+
 /** `GET /v3/changes`: the caller's change feed (API 1.4.0). */
 export function changesRoutes(
   app: TypedApp,
-  deps: { feed: LiveChanges; tickets: StreamTickets; authenticate: onRequestHookHandler },
+  deps: { feed: LiveFeed; tickets: StreamTickets; authenticate: onRequestHookHandler },
 ): void {
   const { feed, tickets, authenticate } = deps;
   /** The stream's caller: by a ticket (`?ticket=`, for `EventSource`) or a credential, as every route. */

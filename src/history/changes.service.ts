@@ -17,7 +17,7 @@ import {
   type FeedRow,
 } from './changes.repository.js';
 import { openToken, signToken, type FeedToken } from './feed-token.js';
-import type { FeedChange } from './change-kinds.js';
+import type { FeedChange } from '../domain/change-kinds.js';
 
 /** A token is refused this long before its revisions may be pruned: a write's time is taken before it commits. */
 const PRUNE_MARGIN_MS = 60 * 60 * 1000;

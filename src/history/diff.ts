@@ -1,4 +1,4 @@
-import { MAX_PATCH_OPERATIONS, type JsonPatchOperation } from '../playlists/playlist-edit.patch.js';
+import { MAX_PATCH_OPERATIONS, type JsonPatchOperation } from '../domain/json-patch.js';
 import { EditSearch } from './myers.js';
 
 /**

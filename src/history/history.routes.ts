@@ -13,6 +13,7 @@ import {
   error,
   json,
   notModified,
+  revalidatedJson,
   JSON_TYPE,
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
@@ -47,13 +48,14 @@ const ifMatchHeaders = Type.Object({
   'if-match': Type.Optional(
     Type.String({
       description:
-        'Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete.',
+        'Restore only if the playlist is still as this ETag describes it: the current tag of any of its forms (JSON, entries, a file); `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete (in any form).',
     }),
   ),
 });
 const GONE_VERSION = error(
   'The caller deleted this playlist and its history is no longer kept, or this version is no longer kept.',
 );
+const VERSION_ENTRIES_ETAG = "Strong validator of the version's entries.";
 
 /** A playlist's history (API 1.4.0): its revisions, any kept version, and restore; at the singular and plural paths. */
 export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
@@ -146,6 +148,43 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
   routeWithPluralAlias(
     app,
     {
+      method: 'GET',
+      url: '/v3/playlist/:playlistId/versions/:version/entries',
+      onRequest: authenticate,
+      schema: {
+        operationId: 'getplaylistversionentries',
+        summary: "Get a version of a playlist's entries",
+        tags: HISTORY,
+        security: SECURITY,
+        description:
+          "Returns the entries of one of the caller's playlists as a kept revision left them (1.8.0), as `GET …/entries` answered them then: each slot's entry id and song (the catalog's title and artist now). A delete's version answers as the version before it.",
+        params: VersionParams,
+        headers: conditionalHeaders,
+        response: {
+          200: revalidatedJson("The version's entries.", Type.Ref('playlistentries'), VERSION_ENTRIES_ETAG),
+          304: notModified(
+            "The version's entries have not changed since the ETag sent in `If-None-Match`.",
+            VERSION_ENTRIES_ETAG,
+          ),
+          400: BAD_REQUEST,
+          404: error('No such playlist for this user, or it never had this version.'),
+          410: error(
+            'The caller deleted this playlist and its history is no longer kept, this version is no longer kept, or it was recorded before entries were (its songs are at `GET …/versions/{version}`).',
+          ),
+          ...AUTHENTICATED_ERRORS,
+        },
+      },
+      handler: async (request, reply) => {
+        const { playlistId, version } = request.params;
+        return sendRevalidated(request, reply, await history.entries(request.caller.userId, playlistId, version));
+      },
+    },
+    ALIAS_NOTE,
+  );
+
+  routeWithPluralAlias(
+    app,
+    {
       method: 'POST',
       url: '/v3/playlist/:playlistId/restore',
       onRequest: authenticate,
@@ -212,12 +251,13 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
         tags: HISTORY,
         security: SECURITY,
         description:
-          'Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`.',
+          'Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`. With `form=entries` (1.8.0), the ops of a merged edit with entry ids instead: removes, the fewest moves, inserts with the entries they stand for, and a rename, that turn the entries of `from` into those of `to` when applied in order.',
         params: PlaylistParams,
         querystring: DiffQuery,
         response: {
           200: {
-            description: 'The patch; `[]` when the two versions are the same.',
+            description:
+              'The patch (`application/json-patch+json`), `[]` when the two versions are the same; with `form=entries`, the ops (`application/json`).',
             headers: { 'Cache-Control': { type: 'string', description: '`no-store`.' } },
             content: {
               'application/json-patch+json': {
@@ -225,17 +265,28 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
                   Type.Object({}, { additionalProperties: true, description: 'An RFC 6902 operation' }),
                 ),
               },
+              'application/json': { schema: Type.Ref('entriesDiff') },
             },
           },
-          400: error('A bad parameter, or `from` or `to` past the newest version.'),
+          400: error('A bad parameter (an unknown `form`), or `from` or `to` past the newest version.'),
           404: NOT_FOUND,
-          410: GONE_VERSION,
+          410: error(
+            'The caller deleted this playlist and its history is no longer kept, or a version is no longer kept; with `form=entries`, also a version recorded before entries were.',
+          ),
           ...AUTHENTICATED_ERRORS,
         },
       },
       handler: async (request, reply) => {
-        const { from, to } = request.query;
-        const operations = await history.diff(request.caller.userId, request.params.playlistId, from, to);
+        const { from, to, form } = request.query;
+        const { userId } = request.caller;
+        if (form === 'entries') {
+          const diff = await history.entriesDiff(userId, request.params.playlistId, from, to);
+          return reply
+            .header('cache-control', 'no-store')
+            .type(JSON_TYPE)
+            .send(Buffer.from(JSON.stringify(diff)));
+        }
+        const operations = await history.diff(userId, request.params.playlistId, from, to);
         return reply
           .header('cache-control', 'no-store')
           .type('application/json-patch+json')

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 import { Id } from '../http/schemas.js';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
-import { CHANGES, FEED_CHANGES, type ChangeKind, type FeedChange as FeedChangeKind } from './change-kinds.js';
+import { CHANGES, FEED_CHANGES, type ChangeKind, type FeedChange as FeedChangeKind } from '../domain/change-kinds.js';
 
 const Change = Type.Unsafe<ChangeKind>({
   type: 'string',
@@ -168,7 +168,80 @@ export const ChangesPage = Type.Object(
   { title: 'changes' },
 );
 
+/** What `GET …/diff` answers: the JSON Patch, or (1.8.0) the ops of a merged edit by entries. */
+export const DIFF_FORMS = ['patch', 'entries'] as const;
+export type DiffForm = (typeof DIFF_FORMS)[number];
+
 export const DiffQuery = Type.Object({
-  from: Id('The version the patch starts from'),
-  to: Type.Optional(Id('The version the patch leads to; the current one when left out')),
+  from: Id('The version the diff starts from'),
+  to: Type.Optional(Id('The version the diff leads to; the current one when left out')),
+  form: Type.Unsafe<DiffForm>({
+    type: 'string',
+    enum: [...DIFF_FORMS],
+    default: 'patch',
+    description:
+      '`patch`: the RFC 6902 JSON Patch over `{"name", "songs"}`; `entries` (1.8.0): the ops of a merged edit (`POST …/edits`), with entry ids',
+  }),
 });
+
+const EntryId = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_-]+$', description, examples: ['e12'] });
+const After = (description: string) =>
+  Type.Union([EntryId(description), Type.Null()], { description: `${description}; \`null\`: at the start` });
+
+export const EntryDiffOp = Type.Union(
+  [
+    Type.Object(
+      {
+        op: Type.Literal('insert'),
+        songIds: Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, description: 'The songs, in order' }),
+        after: After('After this entry, one both versions hold'),
+        entries: Type.Array(EntryId('An entry of `to`'), {
+          minItems: 1,
+          description:
+            'The entries of `to` these songs are, in order; left out when the op is sent to `POST …/edits`, where the insert makes entries of its own',
+        }),
+      },
+      { additionalProperties: false, title: 'insert' },
+    ),
+    Type.Object(
+      { op: Type.Literal('remove'), entry: EntryId('An entry of `from` that `to` does not hold') },
+      { additionalProperties: false, title: 'remove' },
+    ),
+    Type.Object(
+      {
+        op: Type.Literal('move'),
+        entry: EntryId('An entry both versions hold'),
+        after: After('Right after this entry, where the ops before have put it'),
+      },
+      { additionalProperties: false, title: 'move' },
+    ),
+    Type.Object(
+      { op: Type.Literal('rename'), name: Type.String({ description: 'The name of `to`' }) },
+      { additionalProperties: false, title: 'rename' },
+    ),
+  ],
+  {
+    $id: 'entryDiffOp',
+    title: 'entryDiffOp',
+    description:
+      'An op of a merged edit (`POST …/edits`), with the entries it stands for: `{"op": "insert", "songIds", "after", "entries"}`, `{"op": "remove", "entry"}`, `{"op": "move", "entry", "after"}` or `{"op": "rename", "name"}`',
+  },
+);
+
+export const EntriesDiff = Type.Object(
+  {
+    from: Type.Integer({ minimum: 1, description: 'The version the ops start from' }),
+    to: Type.Integer({ minimum: 1, description: 'The version they lead to' }),
+    ops: Type.Array(Type.Ref('entryDiffOp'), {
+      description:
+        "In order: the rename, the removes (in `from`'s order), the moves, then the inserts (in `to`'s order); `[]` when the entries and the name are the same",
+    }),
+  },
+  {
+    $id: 'entriesDiff',
+    title: 'entriesDiff',
+    description:
+      "The ops of a merged edit that turn version `from`'s entries into version `to`'s: applied in order to `from`'s entries, they give `to`'s, each insert's `entries` included",
+  },
+);

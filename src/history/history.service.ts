@@ -7,7 +7,16 @@ import type { ExportConfig, Limits } from '../config.js';
 import { isExpected, preconditionFailed, type ExpectedEtag } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { checkSongCount, EditRefused } from '../playlists/playlist-edit.checks.js';
-import { OWNER, etagOf, render, snapshotEtag, snapshotOf, type PlaylistAnswer } from '../playlists/playlist.render.js';
+import {
+  OWNER,
+  playlistEtag,
+  playlistEtags,
+  render,
+  rulesMembers,
+  viewerMembers,
+  snapshotOf,
+  type PlaylistAnswer,
+} from '../playlists/playlist.render.js';
 import type { PlaylistFile } from '../playlists/playlist-files.service.js';
 import { quotaReached } from '../playlists/playlist.errors.js';
 import type { Grant } from '../playlists/playlist.access.js';
@@ -19,6 +28,8 @@ import { reservePlaylistSlot } from '../users/user.repository.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
 import { boundedPerKey } from '../concurrency/bounded.js';
 import { diffPlaylists, type Operation } from './diff.js';
+import { diffEntries, type EntriesVersion, type EntryDiffOp } from './entries-diff.js';
+import { entryName } from '../playlists/edits/entry-names.js';
 import { readRules } from '../smart/rules.js';
 import { findRuleCycle, ruleCycleError } from '../smart/rules.cycles.js';
 import { checkRulePlaylists } from '../smart/smart.checks.js';
@@ -136,7 +147,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       if (expected !== undefined) {
         // A deleted playlist has no current answer (`*` fails), but the version its delete left has an ETag.
         const current = { id, version: answeredVersion(last), catalogVersion: await readCatalogVersion(trx) };
-        const etag = snapshotEtag(current, OWNER);
+        const etag = playlistEtag(current, 'json', OWNER.role);
         if (expected.any) {
           throw new ApiError(
             412,
@@ -145,7 +156,8 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
             { etag },
           );
         }
-        if (!isExpected(expected, etag)) throw preconditionFailed(etag);
+        // The tag of any form of it (its JSON's, which the restore answers, in the 412).
+        if (!isExpected(expected, playlistEtags(current, OWNER.role))) throw preconditionFailed(etag);
       }
       withinSongsLimit(to.songIds.length);
       if (rules !== null) {
@@ -176,8 +188,8 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
     refuse: () => ApiError.tooManyRequests(1, 'Your previous diffs are still being computed; wait for them first.'),
   });
 
-  /** The JSON Patch from version `from` to `to`: a long one computed on a worker thread. */
-  async function diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
+  /** Versions `from` and `to` (the newest when left out) for a diff: 400 past the newest, 410 for one not kept. */
+  async function versionsToDiff(userId: number, id: number, from: number, to: number | undefined) {
     const kept = await bounds(userId, id);
     const target = to ?? kept.newest;
     for (const [which, v] of [
@@ -189,10 +201,27 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       }
     }
     const [a, b] = [(await version(userId, id, from)).content, (await version(userId, id, target)).content];
+    return { a, b, target };
+  }
+
+  /** The JSON Patch from version `from` to `to`: a long one computed on a worker thread. */
+  async function diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
+    const { a, b } = await versionsToDiff(userId, id, from, to);
     const versions = { from: { name: a.name, songs: a.songIds }, to: { name: b.name, songs: b.songIds } };
     return a.songIds.length + b.songIds.length > INLINE_DIFF_SONGS
       ? workers.run('diff', versions)
       : diffPlaylists(versions.from, versions.to);
+  }
+
+  /** The merged edit's ops from version `from`'s entries to `to`'s: long versions' computed on a worker thread. */
+  async function entriesDiff(userId: number, id: number, from: number, to: number | undefined): Promise<EntriesDiff> {
+    const { a, b, target } = await versionsToDiff(userId, id, from, to);
+    const versions = { from: entriesVersion(a, id), to: entriesVersion(b, id) };
+    const ops =
+      a.songIds.length + b.songIds.length > INLINE_DIFF_SONGS
+        ? await workers.run('entriesDiff', versions)
+        : diffEntries(versions.from, versions.to);
+    return { from, to: target, ops };
   }
 
   return {
@@ -234,10 +263,13 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       origin: string,
     ): Promise<PlaylistFile> {
       if (format === 'json') return this.json(userId, id, wanted);
-      const { content } = await version(userId, id, wanted);
+      const { content, grant } = await version(userId, id, wanted);
+      // Before the songs (see Snapshot.catalogVersion): the file's tag is made as the JSON's is.
+      const catalogVersion = await readCatalogVersion(q);
       const links = exportLinks(settings.exports.publicUrl ?? origin, settings.exports.locationTemplate, id);
       const bytes = WRITERS[format]({ id, name: content.name, tracks: await tracks(content.songIds) }, links);
-      return { body: bytes, etag: etagOf(bytes), name: content.name };
+      const at = { id, version: answeredVersion(content), catalogVersion };
+      return { body: bytes, etag: playlistEtag(at, format, (grant ?? OWNER).role), name: content.name };
     },
 
     /**
@@ -246,6 +278,39 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
      */
     diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
       return diffs(userId, () => diff(userId, id, from, to));
+    },
+
+    /**
+     * A kept version's entries form, as `GET …/entries` answered it then (the catalog's titles now; a smart
+     * playlist's rules without their status, as the version's JSON), with that form's ETag; 410 as well for a
+     * version recorded before entries.
+     */
+    async entries(userId: number, id: number, wanted: number): Promise<PlaylistAnswer> {
+      const { content, grant } = await version(userId, id, wanted);
+      const { entries } = entriesVersion(content, id);
+      // Before the songs (see Snapshot.catalogVersion).
+      const catalogVersion = await readCatalogVersion(q);
+      const songs = await tracks(content.songIds);
+      // The songs the catalog still has, with the entries they had.
+      const slots: { entry: string; id: number; title: string; artist: string }[] = [];
+      content.songIds.forEach((songId, i) => {
+        const song = songs[slots.length];
+        if (song?.id !== songId) return;
+        slots.push({ entry: entryName(entries[i]!), id: song.id, title: song.title, artist: song.artist });
+      });
+      const at = { id, version: answeredVersion(content), catalogVersion };
+      const viewer = grant ?? OWNER;
+      const core = JSON.stringify({ id, name: content.name, version: at.version, entries: slots });
+      const text = `${core.slice(0, -1)}${rulesMembers(content.rules, null)}${viewerMembers(viewer)}}`;
+      return { body: Buffer.from(text), etag: playlistEtag(at, 'entries', viewer.role) };
+    },
+
+    /**
+     * The merged edit's ops that turn version `from`'s entries into version `to`'s (the current one by default):
+     * 400 for a version past the newest, 410 for one no longer kept or recorded before entries.
+     */
+    entriesDiff(userId: number, id: number, from: number, to: number | undefined): Promise<EntriesDiff> {
+      return diffs(userId, () => entriesDiff(userId, id, from, to));
     },
 
     /**
@@ -275,6 +340,23 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
 }
 
 export type HistoryService = ReturnType<typeof historyService>;
+
+/** `GET …/diff?form=entries`' answer. */
+export interface EntriesDiff {
+  readonly from: number;
+  readonly to: number;
+  readonly ops: readonly EntryDiffOp[];
+}
+
+/** A version with its entries, for their answer or their diff: 410 for one recorded before entries were. */
+function entriesVersion(content: VersionContent, id: number): EntriesVersion {
+  if (content.entries === undefined) {
+    throw ApiError.gone(
+      `Version ${content.version} of this playlist was recorded before entries were, so its entries are not known: GET /v3/playlist/${id}/versions/${content.version} answers its songs.`,
+    );
+  }
+  return { name: content.name, songs: content.songIds, entries: content.entries };
+}
 
 /** The entries of a version's songs that the catalog still has (`songs`, read from its ids in order). */
 function keptEntries(to: VersionContent, songs: readonly { id: number }[]): number[] {

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, Insertable, Kysely } from 'kysely';
 import type { Database, PlaylistRevisionTable } from '../db/schema.js';
-import type { ChangeKind } from './change-kinds.js';
+import type { ChangeKind } from '../domain/change-kinds.js';
 
 type Q = Kysely<Database>;
 

@@ -1,6 +1,23 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
-import type { Caller, Authenticator } from '../credentials/authenticator.js';
 import { addVary } from './vary.js';
+
+/** Who a request is made for. */
+export interface Caller {
+  readonly userId: number;
+  readonly name: string;
+  /** Where the credential came from: bodies sent as text are only taken with the `security` header. */
+  readonly source: 'security' | 'authorization';
+}
+
+type Headers = Readonly<Record<string, string | string[] | undefined>>;
+
+/** What tells a request's caller from its headers and address: credentials/authenticator.ts, which app.ts passes. */
+export interface CallerCheck {
+  /** The caller when known without a promise (a credential verified recently), undefined otherwise. */
+  cachedCaller(headers: Headers, address: string): Caller | undefined;
+  /** The caller, or an ApiError (401, 429, 503). */
+  authenticate(headers: Headers, address: string): Promise<Caller>;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,7 +30,7 @@ declare module 'fastify' {
  * The hook that authenticates a route's requests; answers 401 or 429 through the error handler. A credential
  * verified recently is taken without a promise (every authenticated request passes here).
  */
-export function authenticateHook(app: FastifyInstance, authenticator: Authenticator): onRequestHookHandler {
+export function authenticateHook(app: FastifyInstance, authenticator: CallerCheck): onRequestHookHandler {
   app.decorateRequest('caller', null as unknown as Caller);
   return (request, reply, done) => {
     addVary(reply, 'security', 'Authorization');

@@ -50,7 +50,8 @@ export function noneMatchTag(header: string | undefined, etag: string): string |
 
 /**
  * What a write's `If-Match` header asks for (RFC 9110 §13.1.1), read once by its route: any current answer (`*`), or
- * one of the tags it lists. The service compares it with the current ETag (`isExpected`).
+ * one of the tags it lists. The service compares it with the current ETags (`isExpected`): those of every form of the
+ * playlist (`playlistEtags`), so a client may send the tag of whichever form it read.
  */
 export type ExpectedEtag = { readonly any: true } | { readonly any: false; readonly tags: readonly string[] };
 
@@ -61,17 +62,20 @@ export function expectedEtag(header: string | undefined): ExpectedEtag | undefin
 }
 
 /**
- * Whether the current ETag is what `If-Match` asks for: any current answer, or a listed tag equal by the strong
- * comparison to the tag of the answer in one of its encodings, so a weak tag never matches.
+ * Whether the current answer is what `If-Match` asks for: any current answer, or a listed tag equal by the strong
+ * comparison to the tag of one of the current answers (`etags`: one, or those of every form) in one of its
+ * encodings, so a weak tag never matches.
  */
-export function isExpected(expected: ExpectedEtag, etag: string): boolean {
+export function isExpected(expected: ExpectedEtag, etags: string | readonly string[]): boolean {
   if (expected.any) return true;
-  if (etag.startsWith('W/')) return false;
-  const mine = variants(etag);
+  const mine = (typeof etags === 'string' ? [etags] : etags).filter((etag) => !etag.startsWith('W/')).flatMap(variants);
   return expected.tags.some((tag) => mine.includes(tag));
 }
 
-/** The 412 of a write whose `If-Match` names another answer than the current one, with the current ETag. */
+/**
+ * The 412 of a write whose `If-Match` names no current answer, with the current ETag of the form the write answers
+ * with.
+ */
 export function preconditionFailed(etag: string): ApiError {
   return new ApiError(
     412,

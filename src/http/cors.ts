@@ -19,6 +19,7 @@ export const CORS_ALLOWED_HEADERS = [
 export const CORS_EXPOSED_HEADERS = [
   'etag',
   'location',
+  'content-location',
   'preference-applied',
   'x-total-count',
   'link',

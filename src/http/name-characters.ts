@@ -3,7 +3,7 @@
  * refuses every control and format character) and a playlist's (`nameProblem`, which refuses the bidirectional
  * controls and a name with nothing to see). Both find and name a character with `firstCharacterOf`.
  */
-import { characterCount } from '../search/search-text.js';
+import { characterCount } from '../domain/search-text.js';
 
 /** A character as a message names it: `U+202E`. */
 export const codePoint = (character: string): string =>

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Caller } from '../credentials/authenticator.js';
+import type { Caller } from './auth.js';
 import { ApiError } from './errors.js';
 import { loggedUrl } from './logged-url.js';
 import { REQUEST_ID_HEADER } from './request-id.js';

@@ -112,7 +112,7 @@ export async function streamChanges(
       const next = await read(page.next);
       page = next;
       if (next.changes.length > 0) await write(event('changes', next));
-      // As live-changes.ts `waitForChange`: only where the feed may hold a change back, and at most SETTLE_READS times.
+      // As waiting.ts `waitForChange`: only where the feed may hold a change back, and at most SETTLE_READS times.
       const woken = reason === 'woken';
       again =
         !notifier.holdsBack || next.changes.length > 0

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Caller } from '../credentials/authenticator.js';
+import type { Caller } from '../http/auth.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { rfc3339 } from '../http/times.js';

@@ -31,7 +31,7 @@ export interface PlaylistDocument {
   readonly songs: readonly { readonly id: number; readonly entry?: number | undefined }[];
 }
 
-export { MAX_PATCH_OPERATIONS } from './playlist-edit.patch.js';
+export { MAX_PATCH_OPERATIONS } from '../domain/json-patch.js';
 export { editSchemas } from './playlist-edit.checks.js';
 
 /**

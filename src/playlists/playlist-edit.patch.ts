@@ -1,4 +1,5 @@
 import type { Limits } from '../config.js';
+import { MAX_PATCH_OPERATIONS } from '../domain/json-patch.js';
 import { editChecks, malformed, type EditChecks } from './playlist-edit.checks.js';
 
 /**
@@ -42,21 +43,6 @@ export type Operation = { readonly source: Source } & (
   | { readonly op: 'move'; readonly from: ExistingSong; readonly path: ExistingSong | AfterLastSong }
   | { readonly op: 'copy'; readonly from: ExistingPlace; readonly path: Place }
 );
-
-/** An operation as a patch's JSON carries it, before `readJsonPatch` reads it; what a diff of two versions answers. */
-export type JsonPatchOperation =
-  | { readonly op: 'add' | 'replace' | 'test'; readonly path: string; readonly value: JsonPatchValue }
-  | { readonly op: 'remove'; readonly path: string }
-  | { readonly op: 'move' | 'copy'; readonly from: string; readonly path: string };
-/** A name, a song id, a song or the songs, as the document holds them. */
-export type JsonPatchValue = string | number | { readonly id: number } | readonly { readonly id: number }[];
-
-/**
- * At most this many operations in one patch. Reordering a whole playlist of the default 1000 songs takes at most
- * 999 moves, and a larger rewrite is one `replace` of `/songs`; each operation costs O(songs), so this bounds what
- * one request can make the event loop do (see bench/playlist-edits.ts).
- */
-export const MAX_PATCH_OPERATIONS = 1000;
 
 const OPS = ['add', 'remove', 'replace', 'move', 'copy', 'test'] as const;
 type Op = (typeof OPS)[number];

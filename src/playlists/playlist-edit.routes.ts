@@ -46,7 +46,7 @@ const ifMatchHeaders = Type.Object({
   'if-match': Type.Optional(
     Type.String({
       description:
-        'Apply the edit only if the playlist is still as this ETag (from GET, the create or an earlier edit, compressed or not) describes it; `*`: any current version. Otherwise 412.',
+        'Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412.',
     }),
   ),
 });
@@ -75,9 +75,12 @@ function editAnswers(limits: Limits) {
       `The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than ${limits.songsMax} songs, or it changes the songs of a smart playlist by hand.`,
     ),
     410: GONE,
-    412: error('`If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag.', {
-      ETag: { type: 'string' as const, description: 'The current ETag of the playlist.' },
-    }),
+    412: error(
+      '`If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag.',
+      {
+        ETag: { type: 'string' as const, description: "The current ETag of the playlist's JSON." },
+      },
+    ),
     413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
     415: UNSUPPORTED_JSON_BODY,
     422: UNKNOWN_SONGS,

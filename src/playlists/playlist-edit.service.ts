@@ -1,6 +1,6 @@
 import { boundedPerKey } from '../concurrency/bounded.js';
 import type { Db } from '../db/database.js';
-import type { EditKind } from '../history/change-kinds.js';
+import type { EditKind } from '../domain/change-kinds.js';
 import { isExpected, preconditionFailed, type ExpectedEtag } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
 import { keepCommon } from './entry-order.js';
@@ -8,7 +8,7 @@ import { playlistLength } from './playlist-store.repository.js';
 import type { Current, Decision, PlaylistStore } from './playlist.store.js';
 import { EditRefused } from './playlist-edit.checks.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
-import { render, snapshotEtag, type PlaylistAnswer } from './playlist.render.js';
+import { playlistEtag, playlistEtags, render, type PlaylistAnswer } from './playlist.render.js';
 import { LONG_PLAYLIST, largeRequests } from './large-requests.js';
 import type { Grant, PlaylistAccess } from './playlist.access.js';
 import { findRuleCycle, ruleCycleError } from '../smart/rules.cycles.js';
@@ -87,9 +87,12 @@ export function playlistEditor(
         refused = error;
       }
       if (expected !== undefined) {
-        // The caller's own view of it (a member's answers carry the owner and their role): its tag, from versions.
-        const now = snapshotEtag({ id, version: current.version, catalogVersion: current.catalogVersion }, grant);
-        if (!isExpected(expected, now)) throw preconditionFailed(now);
+        // The caller's own view of it (a member's answers carry the owner and their role), in any form: its tags, from
+        // versions. A 412 carries that of the JSON, which the edit answers.
+        const at = { id, version: current.version, catalogVersion: current.catalogVersion };
+        if (!isExpected(expected, playlistEtags(at, grant.role))) {
+          throw preconditionFailed(playlistEtag(at, 'json', grant.role));
+        }
       }
       if (next === undefined) throw refused;
       const rulesAfter = rules === undefined ? current.rules : rules === null ? null : JSON.stringify(rules);

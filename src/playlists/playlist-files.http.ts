@@ -11,7 +11,7 @@ import type { PlaylistParams } from './playlist.schemas.js';
 /** How `GET /v3/playlist/{playlist-id}` answers in another format than its JSON: the schemas and the choice. */
 
 export const FILE_ETAG =
-  'Strong validator of this playlist in this format and coding (a compressed answer\'s names it: `"…-gzip"`): it changes when the playlist or one of its songs does.';
+  "Strong validator of this playlist in this format and coding (a compressed answer's names it: `\"…-gzip\"`), made as every form's is from the playlist's version, the catalog's, the format and the caller's role: it changes when the playlist or the catalog does. Any form's current tag works in the `If-Match` of an edit.";
 
 export const PlaylistFileQuery = Type.Object({
   format: Type.Optional(

@@ -1,7 +1,7 @@
 import type { ExportConfig } from '../config.js';
 import { WRITERS, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
-import { etagOf, type PlaylistAnswer } from './playlist.render.js';
+import { playlistEtag, type PlaylistAnswer } from './playlist.render.js';
 import type { PlaylistService } from './playlist.service.js';
 
 /** A playlist in one format: its bytes, their strong ETag, and its name (for the download's file name). */
@@ -12,7 +12,9 @@ export interface PlaylistFile extends PlaylistAnswer {
 /**
  * The playlist in a format. JSON is `get`'s answer (rendered from the snapshot the cache keeps, its ETag from
  * versions); the files (XSPF, JSPF, M3U8) are written from a fresh read of the playlist and its songs' catalog data,
- * so a catalog change or a delete shows at once, and each has a strong ETag over its own bytes. `base` is the public base URL the file's links start with.
+ * so a catalog change or a delete shows at once; each has a strong ETag made as the JSON's is (`playlistEtag`), from
+ * the version of the playlist and of the catalog the read found. `requestOrigin` is the base URL the file's links start
+ * with when no public URL is set.
  */
 export function playlistFiles(playlists: PlaylistService, config: ExportConfig) {
   return {
@@ -21,7 +23,7 @@ export function playlistFiles(playlists: PlaylistService, config: ExportConfig) 
       const playlist = await playlists.exportable(userId, id);
       const links = exportLinks(config.publicUrl ?? requestOrigin, config.locationTemplate, id);
       const bytes = WRITERS[format](playlist, links);
-      return { body: bytes, etag: etagOf(bytes), name: playlist.name };
+      return { body: bytes, etag: playlistEtag(playlist.at, format, playlist.role), name: playlist.name };
     },
   };
 }

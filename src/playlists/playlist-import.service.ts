@@ -9,7 +9,7 @@ import type { ImportPlaylist, ImportTrack } from '../formats/playlist-format.js'
 import { cleanText } from '../formats/text.js';
 import { ApiError } from '../http/errors.js';
 import { nameProblem } from '../http/name-characters.js';
-import { characterCount, normaliseText } from '../search/search-text.js';
+import { characterCount, normaliseText } from '../domain/search-text.js';
 import { readFile as readPlaylistFile, type NormalisedTrack } from '../workers/tasks.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
 import { findSongsByIds, findSongsByNormalisedTitles, type CatalogSong } from '../songs/song.repository.js';

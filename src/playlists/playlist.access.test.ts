@@ -6,7 +6,7 @@ import { openDatabase, type Db } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { ApiError } from '../http/errors.js';
 import { deleteMember, putMember } from '../sharing/members.repository.js';
-import type { MemberRole } from '../sharing/roles.js';
+import type { MemberRole } from '../domain/roles.js';
 import { Freshness } from './freshness.js';
 import { playlistAccess, type CurrentGrant, type Grant } from './playlist.access.js';
 import type { Permission } from './playlist.policy.js';

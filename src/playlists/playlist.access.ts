@@ -1,12 +1,12 @@
 import type { Db } from '../db/database.js';
 import { historyBounds } from '../history/revision.repository.js';
 import type { ApiError } from '../http/errors.js';
-import { findMembership } from '../sharing/members.repository.js';
 import type { Freshness } from './freshness.js';
 import { accessReader } from './playlist-access.reader.js';
+import { findMembership } from './playlist-access.repository.js';
 import { allowed, refusal, type Permission } from './playlist.policy.js';
 import { findDeletedPlaylist } from './playlist.repository.js';
-import type { Role } from '../sharing/roles.js';
+import type { Role } from '../domain/roles.js';
 import { RememberedStandings } from './remembered-standings.js';
 
 /** Access granted: the caller's standing towards the playlist. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../http/errors.js';
-import { ROLES, type Role } from '../sharing/roles.js';
+import { ROLES, type Role } from '../domain/roles.js';
 import { allowed, refusal, type Permission } from './playlist.policy.js';
 
 const PERMISSIONS: readonly Permission[] = ['read', 'edit', 'own'];

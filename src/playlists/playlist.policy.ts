@@ -1,5 +1,5 @@
 import { ApiError } from '../http/errors.js';
-import type { Role } from '../sharing/roles.js';
+import type { Role } from '../domain/roles.js';
 
 /** What a caller means to do with a playlist. */
 export type Permission = 'read' | 'edit' | 'own';

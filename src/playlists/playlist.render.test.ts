@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OWNER, render, snapshotEtag, snapshotOf } from './playlist.render.js';
+import { OWNER, PLAYLIST_FORMS, playlistEtag, playlistEtags, render, snapshotOf } from './playlist.render.js';
 
 const read = {
   id: 7,
@@ -28,15 +28,27 @@ describe('render', () => {
     const snapshot = snapshotOf(read);
     const tag = render(snapshot, OWNER).etag;
     expect(tag).toMatch(/^"[\x21\x23-\x7e]+"$/);
-    expect(tag).toBe(snapshotEtag({ id: 7, version: 3, catalogVersion: 2 }, OWNER));
+    expect(tag).toBe(playlistEtag({ id: 7, version: 3, catalogVersion: 2 }, 'json', 'owner'));
     const others = [
-      snapshotEtag({ id: 8, version: 3, catalogVersion: 2 }, OWNER),
-      snapshotEtag({ id: 7, version: 4, catalogVersion: 2 }, OWNER),
-      snapshotEtag({ id: 7, version: 3, catalogVersion: 3 }, OWNER),
+      playlistEtag({ id: 8, version: 3, catalogVersion: 2 }, 'json', 'owner'),
+      playlistEtag({ id: 7, version: 4, catalogVersion: 2 }, 'json', 'owner'),
+      playlistEtag({ id: 7, version: 3, catalogVersion: 3 }, 'json', 'owner'),
       render(snapshot, { role: 'viewer', ownerName: 'x' }).etag,
       render(snapshot, { role: 'editor', ownerName: 'x' }).etag,
       render(snapshot, { role: 'link', ownerName: 'x' }).etag,
     ];
     expect(new Set([tag, ...others]).size).toBe(others.length + 1);
+  });
+
+  it('tags each form apart, for each role, the JSON as it always was; `playlistEtags` lists every form', () => {
+    const at = { id: 7, version: 3, catalogVersion: 2 };
+    expect(playlistEtag(at, 'json', 'owner')).toBe('"7.3.2"');
+    expect(playlistEtag(at, 'json', 'viewer')).toBe('"7.3.2.viewer"');
+    expect(playlistEtag(at, 'entries', 'editor')).toBe('"7.3.2.editor.entries"');
+    const roles = ['owner', 'editor', 'viewer', 'link'] as const;
+    const all = roles.flatMap((role) => PLAYLIST_FORMS.map((form) => playlistEtag(at, form, role)));
+    expect(new Set(all).size).toBe(all.length);
+    for (const tag of all) expect(tag).toMatch(/^"[\x21\x23-\x7e]+"$/);
+    expect(playlistEtags(at, 'viewer')).toEqual(PLAYLIST_FORMS.map((form) => playlistEtag(at, form, 'viewer')));
   });
 });

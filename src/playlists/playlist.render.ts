@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Role } from '../sharing/roles.js';
+import type { ExportFormat } from '../formats/formats.js';
+import type { Role } from '../domain/roles.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
 /** A playlist as the API answers it: the bytes of its body (JSON, or a playlist file) and their strong ETag. */
@@ -55,22 +56,54 @@ export interface Viewer {
 /** The playlist's owner, as a viewer. */
 export const OWNER: Viewer = { role: 'owner' };
 
-/** The strong ETag of an answer's bytes (a playlist file's): equal bytes, equal tag, on every instance. */
-export function etagOf(bytes: Buffer): string {
-  return `"${createHash('sha1').update(bytes).digest('base64url')}"`;
+/**
+ * The forms a playlist is answered in, each with its own bytes: its JSON (`GET /v3/playlist/{id}`, a version's, an
+ * edit's answer), its entries (`GET …/entries`, a merged edit's answer) and its files (XSPF, JSPF, M3U8).
+ */
+export type PlaylistForm = ExportFormat | 'entries';
+
+/** Every form, so that a write's `If-Match` takes the current tag of any of them (`playlistEtags`). */
+export const PLAYLIST_FORMS: readonly PlaylistForm[] = ['json', 'entries', 'xspf', 'jspf', 'm3u8'];
+
+/** What a playlist's answer is at: the playlist, its version and the catalog's (see Snapshot). */
+export type AnswerAt = Pick<Snapshot, 'id' | 'version' | 'catalogVersion'>;
+
+/**
+ * The strong ETag of a playlist's answer in one form to a reader, from what decides its bytes: the playlist, its
+ * version, the catalog's version, the form and the reader's role (an owner's name never changes; a smart
+ * playlist's rules and their status change only with a version). Known without writing the answer, so that
+ * `If-Match` compares versions and a read answers 304 before it writes anything. The owner's JSON is
+ * `"id.version.catalog"`, as it has always been; a member's (or a link's) role follows, then any other form's name:
+ * `"7.3.2.viewer.entries"`. The files' links start with the request's origin when no public URL is set: another origin
+ * is another resource, whose tags a client keeps apart.
+ */
+export function playlistEtag(at: AnswerAt, form: PlaylistForm, role: Viewer['role']): string {
+  const { id, version, catalogVersion } = at;
+  return `"${id}.${version}.${catalogVersion}${role === 'owner' ? '' : `.${role}`}${form === 'json' ? '' : `.${form}`}"`;
+}
+
+/** The current tags of every form of a playlist at `at` to a reader in `role`: what a write's `If-Match` may name. */
+export function playlistEtags(at: AnswerAt, role: Viewer['role']): string[] {
+  return PLAYLIST_FORMS.map((form) => playlistEtag(at, form, role));
 }
 
 /**
- * The strong ETag of a snapshot's JSON answer to a viewer, from what decides its bytes: the playlist, its version,
- * the catalog's version and the viewer's role (an owner's name never changes). Known without writing the answer, so
- * `If-Match` compares versions.
+ * The members a playlist's JSON forms (its JSON, its entries) carry after their own: a smart playlist's `rules`, as
+ * stored, then `rulesStatus` when there is one; nothing for a hand-made playlist.
  */
-export function snapshotEtag(
-  snapshot: Pick<Snapshot, 'id' | 'version' | 'catalogVersion'>,
-  viewer: Pick<Viewer, 'role'>,
-): string {
-  const { id, version, catalogVersion } = snapshot;
-  return `"${id}.${version}.${catalogVersion}${viewer.role === 'owner' ? '' : `.${viewer.role}`}"`;
+export function rulesMembers(rules: string | null | undefined, rulesStatus: string | null | undefined): string {
+  if (rules == null) return '';
+  return `,"rules":${rules}${rulesStatus == null ? '' : `,"rulesStatus":${rulesStatus}`}`;
+}
+
+/**
+ * The members a playlist's JSON forms carry last for a reader: a member's `owner` (the owner's name) and `role`, a
+ * link's `owner`; nothing for the owner.
+ */
+export function viewerMembers(viewer: Viewer): string {
+  if (viewer.role === 'owner') return '';
+  const owner = `,"owner":${JSON.stringify(viewer.ownerName ?? '')}`;
+  return viewer.role === 'link' ? owner : `${owner},"role":"${viewer.role}"`;
 }
 
 /**
@@ -82,8 +115,7 @@ export function snapshotEtag(
 export function snapshotOf(read: PlaylistRead): Snapshot {
   const { id, name, songs, version, catalogVersion, rules, rulesStatus } = read;
   const text = JSON.stringify({ id, name, songs });
-  const status = rulesStatus == null ? '' : `,"rulesStatus":${rulesStatus}`;
-  const json = rules == null ? text : `${text.slice(0, -1)},"rules":${rules}${status}}`;
+  const json = rules == null ? text : `${text.slice(0, -1)}${rulesMembers(rules, rulesStatus)}}`;
   return { id, version, catalogVersion, name, json: Buffer.from(json), smart: rules != null };
 }
 
@@ -92,10 +124,9 @@ export function snapshotOf(read: PlaylistRead): Snapshot {
  * or a link's is the same document with its fields after the others.
  */
 export function render(snapshot: Snapshot, viewer: Viewer): PlaylistAnswer {
-  const etag = snapshotEtag(snapshot, viewer);
+  const etag = playlistEtag(snapshot, 'json', viewer.role);
   if (viewer.role === 'owner') return { body: snapshot.json, etag };
-  const owner = `,"owner":${JSON.stringify(viewer.ownerName ?? '')}`;
-  const fields = viewer.role === 'link' ? `${owner}}` : `${owner},"role":"${viewer.role}"}`;
+  const fields = `${viewerMembers(viewer)}}`;
   return { body: Buffer.concat([snapshot.json.subarray(0, snapshot.json.length - 1), Buffer.from(fields)]), etag };
 }
 

@@ -3,8 +3,8 @@ import { lockingRows, type Dialect } from '../db/database.js';
 import { compiledOnce } from '../db/compiled.js';
 import { catalogVersion } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
-import type { MemberRole, Membership } from '../sharing/roles.js';
-import { memberships, ownPlaylists, sharedPlaylists } from './playlist-access.repository.js';
+import type { MemberRole, Membership } from '../domain/roles.js';
+import { memberships, ownPlaylists, sharedPlaylists } from '../db/access-rule.js';
 
 type Q = Kysely<Database>;
 
@@ -85,12 +85,22 @@ export function playlistEntries(
 }
 
 /**
- * The playlist's entries with their songs, its name, version and the catalog's version, in one query, as
- * `playlistEntries` reads them: what `GET …/entries` answers.
+ * The playlist's entries with their songs, its name, version, a smart playlist's rules and their status, and the
+ * catalog's version, in one query, as `playlistEntries` reads them: what `GET …/entries` answers.
  */
 export function playlistEntryRows(db: Q, id: number) {
   return entriesOfPlaylist(db, id)
-    .select(['p.name', 'p.version', catalogVersion, 'ps.entry', 's.id as song_id', 's.title', 's.artist'])
+    .select([
+      'p.name',
+      'p.version',
+      'p.rules',
+      'p.rules_status',
+      catalogVersion,
+      'ps.entry',
+      's.id as song_id',
+      's.title',
+      's.artist',
+    ])
     .execute();
 }
 
@@ -100,10 +110,16 @@ export interface ExportEntryRow extends PlaylistEntryRow {
   duration: number | null;
 }
 
-/** The playlist with what the catalog knows of each song, in one query, as `playlistEntries` reads it. */
-export function playlistEntriesForExport(db: Q, id: number): Promise<ExportEntryRow[]> {
+/**
+ * The playlist with what the catalog knows of each song, its version and the catalog's (which name the file's ETag),
+ * in one query, as `playlistEntries` reads it.
+ */
+export function playlistEntriesForExport(
+  db: Q,
+  id: number,
+): Promise<(ExportEntryRow & { version: number | string; catalog_version: number | string })[]> {
   return entriesOfPlaylist(db, id)
-    .select(['p.name', 's.id as song_id', 's.title', 's.artist', 's.album', 's.duration'])
+    .select(['p.name', 'p.version', catalogVersion, 's.id as song_id', 's.title', 's.artist', 's.album', 's.duration'])
     .execute();
 }
 

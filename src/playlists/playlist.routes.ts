@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
-import { readWaiting, type LiveChanges } from '../live/live-changes.js';
+import { readWaiting, type WaitingReads as LiveChanges } from '../live/waiting.js';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { sendRevalidated } from '../http/conditional.js';

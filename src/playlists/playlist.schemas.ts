@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Limits } from '../config.js';
 import { error } from '../http/responses.js';
 import { Id } from '../http/schemas.js';
-import { MEMBER_ROLES } from '../sharing/roles.js';
+import { MEMBER_ROLES } from '../domain/roles.js';
 import { looseRulesSchema } from '../smart/rules.js';
 
 export const Song = Type.Object(

@@ -4,7 +4,15 @@ import { playlistAccess, type CurrentGrant } from './playlist.access.js';
 import { PlaylistCache, type PageSnapshots } from './playlist.cache.js';
 import { Freshness } from './freshness.js';
 import { playlistEditor } from './playlist-edit.service.js';
-import { OWNER, pageEtag, pageJson, render, type PlaylistAnswer, type Snapshot } from './playlist.render.js';
+import {
+  OWNER,
+  pageEtag,
+  pageJson,
+  render,
+  type AnswerAt,
+  type PlaylistAnswer,
+  type Snapshot,
+} from './playlist.render.js';
 import type { Limits, SearchSettings } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
@@ -13,7 +21,7 @@ import { searchTerms, type SearchGate } from '../search/bounded-search.js';
 import { playlistSearch } from '../search/playlist-search.js';
 import { findSongsAtCatalogVersion, type CatalogSong } from '../songs/song.repository.js';
 import * as playlists from './playlist.repository.js';
-import type { Membership } from '../sharing/roles.js';
+import type { Membership, Role } from '../domain/roles.js';
 import { LONG_PLAYLIST, largeRequests } from './large-requests.js';
 import { notInCatalog } from './playlist.errors.js';
 import { playlistStore } from './playlist.store.js';
@@ -256,9 +264,15 @@ export function playlistService(
       store.events.emit({ id, ownerId, version: undefined, kind, by, followers, others: [member] });
     },
 
-    /** The playlist with what the catalog knows of its songs, for the playlist files; 404 or 410 otherwise. */
-    async exportable(userId: number, id: number): Promise<ExportPlaylist> {
-      await access.requireAccess(userId, id, 'read');
+    /**
+     * The playlist with what the catalog knows of its songs, for the playlist files, with what their ETag is made of
+     * (its version, read with them, and the caller's role); 404 or 410 otherwise.
+     */
+    async exportable(
+      userId: number,
+      id: number,
+    ): Promise<ExportPlaylist & { readonly at: AnswerAt; readonly role: Role }> {
+      const { role } = await access.requireAccess(userId, id, 'read');
       const rows = await playlists.playlistEntriesForExport(q, id);
       const [first] = rows;
       if (first === undefined) throw await access.refusal(userId, id);
@@ -273,7 +287,8 @@ export function playlistService(
           duration: row.duration,
         });
       }
-      return { id, name: first.name, tracks };
+      const at = { id, version: Number(first.version), catalogVersion: Number(first.catalog_version) };
+      return { id, name: first.name, tracks, at, role };
     },
 
     /** The playlist in brief, with the same 404 and 410 answers as `get`. */

@@ -1,9 +1,9 @@
 import { generateNKeysBetween } from 'fractional-indexing';
 import type { Db } from '../db/database.js';
-import type { ChangeKind, EditKind } from '../history/change-kinds.js';
+import type { ChangeKind, EditKind } from '../domain/change-kinds.js';
 import { revisionRow, type Slots } from '../history/revision.repository.js';
 import { addPlaylistDocument } from '../search/search.repository.js';
-import { playlistDocument } from '../search/search-text.js';
+import { playlistDocument } from '../domain/search-text.js';
 import { namedPlaylists, type Rules } from '../smart/rules.js';
 import { smartDependents, writeSmartSources } from '../smart/smart.repository.js';
 import { findSongsByIds } from '../songs/song.repository.js';
@@ -43,6 +43,9 @@ export interface ShownSong {
 export interface Written {
   readonly snapshot: Snapshot;
   readonly entries: readonly (Entry & { readonly song: ShownSong })[];
+  /** A smart playlist's rules and what its answers say beside them, as stored (JSON text); null for none. */
+  readonly rules: string | null;
+  readonly rulesStatus: string | null;
 }
 
 /**
@@ -122,6 +125,8 @@ export function playlistStore(db: Db) {
     return {
       snapshot: snapshotOf({ id, version, catalogVersion, name, songs: shown, rules, rulesStatus }),
       entries: entries.map((entry, i) => ({ ...entry, song: shown[i]! })),
+      rules,
+      rulesStatus,
     };
   }
 

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { MemberRole, Role } from '../sharing/roles.js';
+import type { MemberRole, Role } from '../domain/roles.js';
 import type { Freshness } from './freshness.js';
 
 /** What of Freshness these memories use: its generation, and being told what to forget. */

@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { boundedWithShares } from '../concurrency/bounded.js';
 import type { SearchSettings } from '../config.js';
 import { ApiError } from '../http/errors.js';
-import { normalisedLength, searchWords } from './search-text.js';
+import { normalisedLength, searchWords } from '../domain/search-text.js';
 
 /**
  * What every search by words shares, whatever it reads (an owner's playlist documents, the song catalog): rows are

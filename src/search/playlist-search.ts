@@ -3,7 +3,7 @@ import type { SearchSettings } from '../config.js';
 import { batchedPerTurn } from '../db/batched.js';
 import type { Db } from '../db/database.js';
 import { matchInSlices, type SearchGate } from './bounded-search.js';
-import { playlistDocument } from './search-text.js';
+import { playlistDocument } from '../domain/search-text.js';
 import {
   documentSlice,
   documentSource,

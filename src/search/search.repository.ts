@@ -2,10 +2,10 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import { catalogVersion } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
-import { characterCount, containsPattern } from './search-text.js';
+import { characterCount, containsPattern } from '../domain/search-text.js';
 import { compiledOnce } from '../db/compiled.js';
 import { prepared } from '../db/postgres.js';
-import { memberships, ownedBy } from '../playlists/playlist-access.repository.js';
+import { memberships, ownedBy } from '../db/access-rule.js';
 
 /**
  * What searches read and write: the playlists' documents (`playlist_documents`, by owner), the slices of them and of

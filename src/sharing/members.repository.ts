@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { MemberChange } from '../history/change-kinds.js';
-import { memberships } from '../playlists/playlist-access.repository.js';
-import type { MemberRole } from './roles.js';
+import type { MemberChange } from '../domain/change-kinds.js';
+import type { MemberRole } from '../domain/roles.js';
 
 type Q = Kysely<Database>;
 
@@ -39,15 +38,6 @@ export async function playlistMembers(
     owner: owner?.name,
     members: members.map((row) => ({ userId: row.user_id, name: row.name, role: row.role })),
   };
-}
-
-/**
- * The user's role in the playlist, if they are one of its members (kept while it is deleted, so that its members
- * are answered 410).
- */
-export async function findMembership(db: Q, playlistId: number, userId: number): Promise<MemberRole | undefined> {
-  const row = await memberships(db, userId).select('m.role').where('m.playlist_id', '=', playlistId).executeTakeFirst();
-  return row?.role;
 }
 
 export async function countMembers(trx: Q, playlistId: number): Promise<number> {

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
-import { MEMBER_ROLES, ROLES, type MemberRole, type Role } from './roles.js';
+import { MEMBER_ROLES, ROLES, type MemberRole, type Role } from '../domain/roles.js';
 
 export const Member = Type.Object(
   {

@@ -5,18 +5,18 @@ import type { Grant } from '../playlists/playlist.access.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import { UserError, userName } from '../users/user-name.js';
 import { findUserByName } from '../users/user.repository.js';
+import { findMembership } from '../playlists/playlist-access.repository.js';
 import { countSharedPlaylists, lockPlaylist } from '../playlists/playlist.repository.js';
 import {
   countMembers,
   countMemberships,
   deleteMember,
-  findMembership,
   playlistMembers,
   putMember,
   recordMemberEvent,
 } from './members.repository.js';
 import type { Member } from './members.schemas.js';
-import type { MemberRole } from './roles.js';
+import type { MemberRole } from '../domain/roles.js';
 
 export const NO_SUCH_USER = 'No such user.';
 

@@ -21,7 +21,7 @@ import { sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from
 import type { Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { storedRfc3339Millis } from '../http/times.js';
-import { characterCount, containsPattern, normaliseText } from '../search/search-text.js';
+import { characterCount, containsPattern, normaliseText } from '../domain/search-text.js';
 import { isGroup, type Condition, type Group, type Rules, type SortKey, type TextField, type TextOp } from './rules.js';
 
 export interface CompileOptions {

@@ -4,11 +4,15 @@
  * the sentence of the 409 for a hand edit of its songs.
  */
 import { ApiError } from '../http/errors.js';
-import type { PlaylistAccess } from '../playlists/playlist.access.js';
 import { noSuchRulePlaylist, rulePlaylists, type Rules } from './rules.js';
 
+/** Who may read a playlist: the playlists' access (playlists/playlist.access.ts), which rejects with an ApiError. */
+export interface ReadAccess {
+  requireAccess(userId: number, id: number, permission: 'read'): Promise<unknown>;
+}
+
 /** 400 naming the path of the first `playlist` condition whose playlist the caller may not read. */
-export async function checkRulePlaylists(access: PlaylistAccess, userId: number, rules: Rules): Promise<void> {
+export async function checkRulePlaylists(access: ReadAccess, userId: number, rules: Rules): Promise<void> {
   for (const { id, path } of rulePlaylists(rules)) {
     try {
       await access.requireAccess(userId, id, 'read');

@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { readableBy } from '../playlists/playlist-access.repository.js';
+import { readableBy } from '../db/access-rule.js';
 
 type Q = Kysely<Database>;
 

@@ -6,10 +6,10 @@ import type { Database, SongRow } from '../db/schema.js';
 
 type Q = Kysely<Database>;
 
-/** A song as the songs API answers it. */
-export type CatalogSongRow = Pick<SongRow, 'id' | 'title' | 'artist' | 'album' | 'genre' | 'duration'>;
+/** A song as the songs API answers it (`added` in Unix ms, a bigint's text on PostgreSQL). */
+export type CatalogSongRow = Pick<SongRow, 'id' | 'title' | 'artist' | 'album' | 'genre' | 'duration' | 'added'>;
 
-const COLUMNS = ['id', 'title', 'artist', 'album', 'genre', 'duration'] as const;
+const COLUMNS = ['id', 'title', 'artist', 'album', 'genre', 'duration', 'added'] as const;
 
 // Ids per IN list: well under SQLite's limit of bound variables.
 const LOOKUP_CHUNK = 5000;

@@ -15,6 +15,11 @@ export const CatalogSong = Type.Object(
     album: Type.String(),
     genre: Type.String(),
     duration: Type.Union([Type.Integer({ description: 'Length in seconds' }), Type.Null()]),
+    added: Type.String({
+      format: 'date-time',
+      description:
+        "When the song came into the catalog (1.8.0), which smart playlists' `added` rules compare: RFC 3339, UTC, with milliseconds",
+    }),
   },
   { $id: 'catalogSong', title: 'catalogSong' },
 );

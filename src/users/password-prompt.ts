@@ -1,5 +1,5 @@
 import { PASSWORD_MIN_LENGTH, newPasswordProblem } from './password-rule.js';
-import { UserError } from './user.service.js';
+import { UserError } from './user-name.js';
 
 /** How many times a new password is asked for when it is refused or its two typings differ, before giving up. */
 export const PASSWORD_TRIES = 3;

@@ -1,4 +1,4 @@
-import { characterCount } from '../search/search-text.js';
+import { characterCount } from '../domain/search-text.js';
 import { UserError } from './user-name.js';
 
 /**

@@ -1,6 +1,8 @@
-import { NAME_MAX_LENGTH } from '../credentials/credential.js';
+import { characterCount } from '../domain/search-text.js';
 import { codePoint, firstCharacterOf } from '../http/name-characters.js';
-import { characterCount } from '../search/search-text.js';
+
+/** The most characters a user name has (a longer one in a credential is refused unhashed: credential.ts). */
+export const NAME_MAX_LENGTH = 64;
 
 /** A rule a user name or password breaks; the message says which. */
 export class UserError extends Error {

@@ -5,7 +5,8 @@
 import { READERS, type FileFormat } from '../formats/formats.js';
 import { UnreadablePlaylist, type ImportPlaylist } from '../formats/playlist-format.js';
 import { diffPlaylists, type Operation, type PlaylistVersion } from '../history/diff.js';
-import { normaliseText } from '../search/search-text.js';
+import { diffEntries, type EntriesVersion, type EntryDiffOp } from '../history/entries-diff.js';
+import { normaliseText } from '../domain/search-text.js';
 
 export interface ReadFileInput {
   readonly format: FileFormat;
@@ -51,6 +52,16 @@ export function diff({ from, to }: DiffInput): Operation[] {
   return diffPlaylists(from, to);
 }
 
+export interface EntriesDiffInput {
+  readonly from: EntriesVersion;
+  readonly to: EntriesVersion;
+}
+
+/** The merged edit's ops from one version's entries to another's (history/entries-diff.ts). */
+export function entriesDiff({ from, to }: EntriesDiffInput): EntryDiffOp[] {
+  return diffEntries(from, to);
+}
+
 /** Every task by name, as the pool runs them. */
-export const TASKS = { readFile, diff } as const;
+export const TASKS = { readFile, diff, entriesDiff } as const;
 export type TaskName = keyof typeof TASKS;

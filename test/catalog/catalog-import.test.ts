@@ -127,6 +127,8 @@ describeEachDatabase('%s', (t) => {
         album: 'Nights, Vol. 1',
         genre: 'Jazz',
         duration: 245,
+        // When the import brought it in (1.8.0).
+        added: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as string,
       },
     ]);
     expect((await get('/v3/song?search=smitty')).map((s) => s.title)).toEqual(['Plain Song']);

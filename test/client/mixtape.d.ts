@@ -249,7 +249,7 @@ export interface paths {
         };
         /**
          * What changed between two versions
-         * @description Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`.
+         * @description Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`. With `form=entries` (1.8.0), the ops of a merged edit with entry ids instead: removes, the fewest moves, inserts with the entries they stand for, and a rename, that turn the entries of `from` into those of `to` when applied in order.
          */
         get: operations["getplaylistdiff"];
         put?: never;
@@ -488,6 +488,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/playlist/{playlist-id}/versions/{version}/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a version of a playlist's entries
+         * @description Returns the entries of one of the caller's playlists as a kept revision left them (1.8.0), as `GET …/entries` answered them then: each slot's entry id and song (the catalog's title and artist now). A delete's version answers as the version before it.
+         */
+        get: operations["getplaylistversionentries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlists": {
         parameters: {
             query?: never;
@@ -573,7 +593,7 @@ export interface paths {
         };
         /**
          * Alias of GET /v3/playlist/{playlist-id}/diff
-         * @description Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`. Alias of the singular path.
+         * @description Returns the RFC 6902 JSON Patch, over `{"name", "songs": [{"id"}]}`, that turns version `from` into version `to` (the current one by default): sent with PATCH to the playlist at `from`, it gives `to`. A small change gives a small patch; a change too large to find in bounded time comes as one `replace` of `/songs`. With `form=entries` (1.8.0), the ops of a merged edit with entry ids instead: removes, the fewest moves, inserts with the entries they stand for, and a rename, that turn the entries of `from` into those of `to` when applied in order. Alias of the singular path.
          */
         get: operations["getplaylistdiffPlural"];
         put?: never;
@@ -812,6 +832,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/playlists/{playlist-id}/versions/{version}/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alias of GET /v3/playlist/{playlist-id}/versions/{version}/entries
+         * @description Returns the entries of one of the caller's playlists as a kept revision left them (1.8.0), as `GET …/entries` answered them then: each slot's entry id and song (the catalog's title and artist now). A delete's version answers as the version before it. Alias of the singular path.
+         */
+        get: operations["getplaylistversionentriesPlural"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/song": {
         parameters: {
             query?: never;
@@ -910,6 +950,11 @@ export interface components {
         };
         /** catalogSong */
         catalogSong: {
+            /**
+             * Format: date-time
+             * @description When the song came into the catalog (1.8.0), which smart playlists' `added` rules compare: RFC 3339, UTC, with milliseconds
+             */
+            added: string;
             album: string;
             artist: string;
             duration: number | null;
@@ -933,6 +978,55 @@ export interface components {
             id: number;
             /** @description Its version after the change (none for a delete or `unshared`) */
             version?: number;
+        };
+        /**
+         * entriesDiff
+         * @description The ops of a merged edit that turn version `from`'s entries into version `to`'s: applied in order to `from`'s entries, they give `to`'s, each insert's `entries` included
+         */
+        entriesDiff: {
+            /** @description The version the ops start from */
+            from: number;
+            /** @description In order: the rename, the removes (in `from`'s order), the moves, then the inserts (in `to`'s order); `[]` when the entries and the name are the same */
+            ops: components["schemas"]["entryDiffOp"][];
+            /** @description The version they lead to */
+            to: number;
+        };
+        /**
+         * entryDiffOp
+         * @description An op of a merged edit (`POST …/edits`), with the entries it stands for: `{"op": "insert", "songIds", "after", "entries"}`, `{"op": "remove", "entry"}`, `{"op": "move", "entry", "after"}` or `{"op": "rename", "name"}`
+         */
+        entryDiffOp: {
+            /** @description After this entry, one both versions hold; `null`: at the start */
+            after: string | null;
+            /** @description The entries of `to` these songs are, in order; left out when the op is sent to `POST …/edits`, where the insert makes entries of its own */
+            entries: string[];
+            /** @enum {string} */
+            op: "insert";
+            /** @description The songs, in order */
+            songIds: number[];
+        } | {
+            /**
+             * @description An entry of `from` that `to` does not hold
+             * @example e12
+             */
+            entry: string;
+            /** @enum {string} */
+            op: "remove";
+        } | {
+            /** @description Right after this entry, where the ops before have put it; `null`: at the start */
+            after: string | null;
+            /**
+             * @description An entry both versions hold
+             * @example e12
+             */
+            entry: string;
+            /** @enum {string} */
+            op: "move";
+        } | {
+            /** @description The name of `to` */
+            name: string;
+            /** @enum {string} */
+            op: "rename";
         };
         /** error */
         error: {
@@ -985,7 +1079,7 @@ export interface components {
         };
         /**
          * playlistentries
-         * @description A playlist with the entry of each slot
+         * @description A playlist with the entry of each slot; as in the playlist's JSON, a smart playlist's `rules` (and `rulesStatus`) follow, and a member's answer ends with `owner` and `role`
          */
         playlistentries: {
             entries: {
@@ -1002,6 +1096,16 @@ export interface components {
             /** @description The playlist's id */
             id: number;
             name: string;
+            /** @description The owner's name: only in answers to a member, for a playlist shared with them (an owner's answers have no `owner` and no `role`) */
+            owner?: string;
+            /** @description The caller's role, with `owner`: a viewer reads it, an editor also edits it */
+            role?: "viewer" | "editor";
+            rules?: components["schemas"]["smartRules"];
+            /** @description Only beside `rules`, and only when a playlist the rules name can no longer be read by their owner (1.7.0) */
+            rulesStatus?: {
+                /** @description The playlists the rules name that the smart playlist's owner may no longer read: their conditions match no song */
+                unreadable: number[];
+            };
             /** @description The playlist's version (counted up by each edit) */
             version: number;
         };
@@ -2195,7 +2299,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
                     "Content-Disposition"?: string;
-                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's, the format and the caller's role: it changes when the playlist or the catalog does. Any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
@@ -2234,7 +2338,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's, the format and the caller's role: it changes when the playlist or the catalog does. Any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
@@ -2326,7 +2430,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply the edit only if the playlist is still as this ETag (from GET, the create or an earlier edit, compressed or not) describes it; `*`: any current version. Otherwise 412. */
+                /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
             };
             path: {
@@ -2423,10 +2527,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            /** @description `If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist's JSON. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -2603,7 +2707,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply the edit only if the playlist is still as this ETag (from GET, the create or an earlier edit, compressed or not) describes it; `*`: any current version. Otherwise 412. */
+                /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
             };
             path: {
@@ -2720,10 +2824,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            /** @description `If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist's JSON. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -2796,10 +2900,12 @@ export interface operations {
     getplaylistdiff: {
         parameters: {
             query: {
-                /** @description The version the patch starts from */
+                /** @description The version the diff starts from */
                 from: number;
-                /** @description The version the patch leads to; the current one when left out */
+                /** @description The version the diff leads to; the current one when left out */
                 to?: number;
+                /** @description `patch`: the RFC 6902 JSON Patch over `{"name", "songs"}`; `entries` (1.8.0): the ops of a merged edit (`POST …/edits`), with entry ids */
+                form?: "patch" | "entries";
             };
             header?: never;
             path: {
@@ -2810,7 +2916,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The patch; `[]` when the two versions are the same. */
+            /** @description The patch (`application/json-patch+json`), `[]` when the two versions are the same; with `form=entries`, the ops (`application/json`). */
             200: {
                 headers: {
                     /** @description `no-store`. */
@@ -2818,12 +2924,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["entriesDiff"];
                     "application/json-patch+json": {
                         [key: string]: unknown;
                     }[];
                 };
             };
-            /** @description A bad parameter, or `from` or `to` past the newest version. */
+            /** @description A bad parameter (an unknown `form`), or `from` or `to` past the newest version. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2852,7 +2959,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            /** @description The caller deleted this playlist and its history is no longer kept, or a version is no longer kept; with `form=entries`, also a version recorded before entries were. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2898,7 +3005,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply only if the playlist is still as this ETag describes it; otherwise 412. */
+                /** @description Apply only if the playlist is still as this ETag describes it: the current tag of any of its forms (entries, JSON, a file, an earlier edit), compressed or not; `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
             };
             path: {
@@ -2917,19 +3024,21 @@ export interface operations {
                     atomic?: boolean;
                     /** @description The version the ops were made on; the current one when left out */
                     base?: number;
-                    /** @description Makes the request safe to send again: the same key from the same user on this playlist, with the same `ops`, `base` and `atomic`, answers what the first request answered and applies nothing again; with another request, 422. The newest 1000 keys of each user are kept, within the history's retention */
+                    /** @description Makes the request safe to send again: the same key from the same user on this playlist, with the same `ops`, `base`, `atomic` and `seen`, answers what the first request answered and applies nothing again; with another request, 422. The newest 1000 keys of each user are kept, within the history's retention */
                     key?: string;
                     ops: {
-                        /** @description After this entry; `null`: at the start */
+                        /** @description After this entry (an entry id, or `#` and a ref); `null`: at the start */
                         after?: string | null;
                         /**
-                         * @description Before this entry
+                         * @description Before this entry: an entry id, or `#` and a ref an earlier insert of this request declared
                          * @example e12
+                         * @example #n1
                          */
                         before?: string;
                         /**
-                         * @description remove, move: the entry
+                         * @description remove, move: the entry: an entry id, or `#` and a ref an earlier insert of this request declared
                          * @example e12
+                         * @example #n1
                          */
                         entry?: string;
                         /**
@@ -2939,19 +3048,25 @@ export interface operations {
                         name?: string;
                         /** @enum {string} */
                         op: "insert" | "remove" | "move" | "rename";
+                        /** @description insert (1.8.0): names for the entries it makes, one per song, that later ops of this request use as `#name` (`"after": "#n1"`); each declared once in a request */
+                        refs?: string[];
                         /** @description insert: the songs, in order */
                         songIds?: number[];
                     }[];
+                    /** @description Keys of your earlier requests on this playlist whose answers your copy has taken in (1.8.0): what they wrote after `base` counts as known, not as another’s change, so a queue sent as several requests on the same `base`, each naming the ones before it, merges as the whole queue sent at once. A key that is not one of yours here is 422 */
+                    seen?: string[];
                 };
             };
         };
         responses: {
-            /** @description The playlist as the edit left it, and one result per op, in order. */
+            /** @description The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in order. */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
-                    /** @description The playlist's JSON ETag, as GET now answers it. */
+                    /** @description The entries form that `playlist` is: `/v3/playlist/{id}/entries`. */
+                    "Content-Location"?: string;
+                    /** @description The ETag of the entries form, as `GET …/entries` now answers it (304 to it in `If-None-Match`). */
                     ETag?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -3052,10 +3167,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            /** @description `If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist's entries form. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -3083,7 +3198,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description A song id not in the catalog, an entry this playlist never had, or a `key` sent before with another request; `errormsg` says which. Nothing was written. */
+            /** @description A song id not in the catalog, an entry this playlist never had, a `key` sent before with another request, or a key in `seen` that is not one of yours on this playlist; `errormsg` says which. Nothing was written. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3145,7 +3260,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of these entries. */
+                    /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -3160,7 +3275,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of these entries. */
+                    /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -4055,7 +4170,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete. */
+                /** @description Restore only if the playlist is still as this ETag describes it: the current tag of any of its forms (JSON, entries, a file); `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete (in any form). */
                 "if-match"?: string;
             };
             path: {
@@ -4211,7 +4326,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply the edit only if the playlist is still as this ETag (from GET, the create or an earlier edit, compressed or not) describes it; `*`: any current version. Otherwise 412. */
+                /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
             };
             path: {
@@ -4302,10 +4417,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            /** @description `If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist's JSON. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -4507,7 +4622,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
                     "Content-Disposition"?: string;
-                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's, the format and the caller's role: it changes when the playlist or the catalog does. Any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
@@ -4546,7 +4661,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's, the format and the caller's role: it changes when the playlist or the catalog does. Any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
@@ -4593,6 +4708,122 @@ export interface operations {
                 };
             };
             /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getplaylistversionentries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+                /** @description A version of the playlist */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version's entries. */
+            200: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the version's entries. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["playlistentries"];
+                };
+            };
+            /** @description The version's entries have not changed since the ETag sent in `If-None-Match`. */
+            304: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the version's entries. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or it never had this version. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, this version is no longer kept, or it was recorded before entries were (its songs are at `GET …/versions/{version}`). */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -5020,7 +5251,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
                     "Content-Disposition"?: string;
-                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's, the format and the caller's role: it changes when the playlist or the catalog does. Any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
@@ -5059,7 +5290,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's, the format and the caller's role: it changes when the playlist or the catalog does. Any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
@@ -5151,7 +5382,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply the edit only if the playlist is still as this ETag (from GET, the create or an earlier edit, compressed or not) describes it; `*`: any current version. Otherwise 412. */
+                /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
             };
             path: {
@@ -5248,10 +5479,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            /** @description `If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist's JSON. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -5428,7 +5659,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply the edit only if the playlist is still as this ETag (from GET, the create or an earlier edit, compressed or not) describes it; `*`: any current version. Otherwise 412. */
+                /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
             };
             path: {
@@ -5545,10 +5776,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            /** @description `If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist's JSON. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -5621,10 +5852,12 @@ export interface operations {
     getplaylistdiffPlural: {
         parameters: {
             query: {
-                /** @description The version the patch starts from */
+                /** @description The version the diff starts from */
                 from: number;
-                /** @description The version the patch leads to; the current one when left out */
+                /** @description The version the diff leads to; the current one when left out */
                 to?: number;
+                /** @description `patch`: the RFC 6902 JSON Patch over `{"name", "songs"}`; `entries` (1.8.0): the ops of a merged edit (`POST …/edits`), with entry ids */
+                form?: "patch" | "entries";
             };
             header?: never;
             path: {
@@ -5635,7 +5868,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The patch; `[]` when the two versions are the same. */
+            /** @description The patch (`application/json-patch+json`), `[]` when the two versions are the same; with `form=entries`, the ops (`application/json`). */
             200: {
                 headers: {
                     /** @description `no-store`. */
@@ -5643,12 +5876,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["entriesDiff"];
                     "application/json-patch+json": {
                         [key: string]: unknown;
                     }[];
                 };
             };
-            /** @description A bad parameter, or `from` or `to` past the newest version. */
+            /** @description A bad parameter (an unknown `form`), or `from` or `to` past the newest version. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5677,7 +5911,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            /** @description The caller deleted this playlist and its history is no longer kept, or a version is no longer kept; with `form=entries`, also a version recorded before entries were. */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -5723,7 +5957,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply only if the playlist is still as this ETag describes it; otherwise 412. */
+                /** @description Apply only if the playlist is still as this ETag describes it: the current tag of any of its forms (entries, JSON, a file, an earlier edit), compressed or not; `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
             };
             path: {
@@ -5742,19 +5976,21 @@ export interface operations {
                     atomic?: boolean;
                     /** @description The version the ops were made on; the current one when left out */
                     base?: number;
-                    /** @description Makes the request safe to send again: the same key from the same user on this playlist, with the same `ops`, `base` and `atomic`, answers what the first request answered and applies nothing again; with another request, 422. The newest 1000 keys of each user are kept, within the history's retention */
+                    /** @description Makes the request safe to send again: the same key from the same user on this playlist, with the same `ops`, `base`, `atomic` and `seen`, answers what the first request answered and applies nothing again; with another request, 422. The newest 1000 keys of each user are kept, within the history's retention */
                     key?: string;
                     ops: {
-                        /** @description After this entry; `null`: at the start */
+                        /** @description After this entry (an entry id, or `#` and a ref); `null`: at the start */
                         after?: string | null;
                         /**
-                         * @description Before this entry
+                         * @description Before this entry: an entry id, or `#` and a ref an earlier insert of this request declared
                          * @example e12
+                         * @example #n1
                          */
                         before?: string;
                         /**
-                         * @description remove, move: the entry
+                         * @description remove, move: the entry: an entry id, or `#` and a ref an earlier insert of this request declared
                          * @example e12
+                         * @example #n1
                          */
                         entry?: string;
                         /**
@@ -5764,19 +6000,25 @@ export interface operations {
                         name?: string;
                         /** @enum {string} */
                         op: "insert" | "remove" | "move" | "rename";
+                        /** @description insert (1.8.0): names for the entries it makes, one per song, that later ops of this request use as `#name` (`"after": "#n1"`); each declared once in a request */
+                        refs?: string[];
                         /** @description insert: the songs, in order */
                         songIds?: number[];
                     }[];
+                    /** @description Keys of your earlier requests on this playlist whose answers your copy has taken in (1.8.0): what they wrote after `base` counts as known, not as another’s change, so a queue sent as several requests on the same `base`, each naming the ones before it, merges as the whole queue sent at once. A key that is not one of yours here is 422 */
+                    seen?: string[];
                 };
             };
         };
         responses: {
-            /** @description The playlist as the edit left it, and one result per op, in order. */
+            /** @description The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in order. */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
-                    /** @description The playlist's JSON ETag, as GET now answers it. */
+                    /** @description The entries form that `playlist` is: `/v3/playlist/{id}/entries`. */
+                    "Content-Location"?: string;
+                    /** @description The ETag of the entries form, as `GET …/entries` now answers it (304 to it in `If-None-Match`). */
                     ETag?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -5877,10 +6119,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            /** @description `If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist's entries form. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -5908,7 +6150,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description A song id not in the catalog, an entry this playlist never had, or a `key` sent before with another request; `errormsg` says which. Nothing was written. */
+            /** @description A song id not in the catalog, an entry this playlist never had, a `key` sent before with another request, or a key in `seen` that is not one of yours on this playlist; `errormsg` says which. Nothing was written. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5970,7 +6212,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of these entries. */
+                    /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -5985,7 +6227,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of these entries. */
+                    /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -6880,7 +7122,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Restore only if the playlist is still as this ETag describes it; `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete. */
+                /** @description Restore only if the playlist is still as this ETag describes it: the current tag of any of its forms (JSON, entries, a file); `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete (in any form). */
                 "if-match"?: string;
             };
             path: {
@@ -7036,7 +7278,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Apply the edit only if the playlist is still as this ETag (from GET, the create or an earlier edit, compressed or not) describes it; `*`: any current version. Otherwise 412. */
+                /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
             };
             path: {
@@ -7127,10 +7369,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description `If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag. */
+            /** @description `If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag. */
             412: {
                 headers: {
-                    /** @description The current ETag of the playlist. */
+                    /** @description The current ETag of the playlist's JSON. */
                     ETag?: string;
                     [name: string]: unknown;
                 };
@@ -7332,7 +7574,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description With `?format=`: `attachment; filename="<name>.<ext>"`, an ASCII file name from the playlist's name, and when the name has more than ASCII, `filename*=UTF-8''<name>.<ext>` with the real name (RFC 6266, RFC 8187). */
                     "Content-Disposition"?: string;
-                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's, the format and the caller's role: it changes when the playlist or the catalog does. Any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
@@ -7371,7 +7613,7 @@ export interface operations {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`): it changes when the playlist or one of its songs does. */
+                    /** @description Strong validator of this playlist in this format and coding (a compressed answer's names it: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's, the format and the caller's role: it changes when the playlist or the catalog does. Any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
                     /** @description `security, Authorization, Accept`: the answer depends on them. */
                     Vary?: string;
@@ -7418,6 +7660,122 @@ export interface operations {
                 };
             };
             /** @description The caller deleted this playlist and its history is no longer kept, or this version is no longer kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getplaylistversionentriesPlural: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+                /** @description A version of the playlist */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version's entries. */
+            200: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the version's entries. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["playlistentries"];
+                };
+            };
+            /** @description The version's entries have not changed since the ETag sent in `If-None-Match`. */
+            304: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the version's entries. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or it never had this version. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The caller deleted this playlist and its history is no longer kept, this version is no longer kept, or it was recorded before entries were (its songs are at `GET …/versions/{version}`). */
             410: {
                 headers: {
                     [name: string]: unknown;

@@ -413,7 +413,17 @@ describeEachDatabase('history that matches the document (%s)', (t) => {
         headers: { accept: 'image/png' },
       });
       await call('get', `${one}/diff`, 200, { url: `${url}/diff?from=1` });
+      await call('get', `${one}/diff`, 200, { url: `${url}/diff?from=1&form=entries` });
       await call('get', `${one}/diff`, 400, { url: `${url}/diff?from=9` });
+      await call('get', `${one}/diff`, 400, { url: `${url}/diff?from=1&form=songs` });
+      const versionEntries = `${one}/versions/{version}/entries`;
+      const entries = await call('get', versionEntries, 200, { url: `${url}/versions/1/entries` });
+      await call('get', versionEntries, 304, {
+        url: `${url}/versions/1/entries`,
+        headers: { 'if-none-match': String(entries.headers.etag) },
+      });
+      await call('get', versionEntries, 400, { url: `${url}/versions/0/entries` });
+      await call('get', versionEntries, 404, { url: `${url}/versions/9/entries` });
       await call('get', `${one}/diff`, 404, { url: `${base}/999999/diff?from=1` });
       const json = { 'content-type': 'application/json' };
       await call('post', `${one}/restore`, 200, { url: `${url}/restore`, headers: json, payload: { version: 1 } });
@@ -438,6 +448,7 @@ describeEachDatabase('history that matches the document (%s)', (t) => {
         ['get', `${one}/versions`, { url: `${url}/versions` }],
         ['get', `${one}/versions/{version}`, { url: `${url}/versions/1` }],
         ['get', `${one}/diff`, { url: `${url}/diff?from=1` }],
+        ['get', `${one}/versions/{version}/entries`, { url: `${url}/versions/1/entries` }],
         ['post', `${one}/restore`, { url: `${url}/restore`, headers: json, payload: { version: 1 } }],
       ] as const) {
         expect((await conforming(t, method, path, request)).statusCode).toBe(401);
@@ -454,6 +465,7 @@ describeEachDatabase('history that matches the document (%s)', (t) => {
       await call('get', `${one}/versions`, 410, { url: `${gone}/versions` });
       await call('get', `${one}/versions/{version}`, 410, { url: `${gone}/versions/1` });
       await call('get', `${one}/diff`, 410, { url: `${gone}/diff?from=1` });
+      await call('get', `${one}/versions/{version}/entries`, 410, { url: `${gone}/versions/1/entries` });
       await call('post', `${one}/restore`, 410, { url: `${gone}/restore`, headers: json, payload: { version: 1 } });
 
       const first = await call('get', '/v3/changes', 200, { url: '/v3/changes?limit=1' });

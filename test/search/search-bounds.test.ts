@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { songSearchColumns } from '../../src/catalog/catalog.service.js';
-import { playlistDocument } from '../../src/search/search-text.js';
+import { playlistDocument } from '../../src/domain/search-text.js';
 import type { TestApp } from '../helpers/app.js';
 import { describeEachDatabase } from '../helpers/each-database.js';
 import { createPlaylist, expectError, type PlaylistBody } from '../helpers/requests.js';

@@ -4,7 +4,7 @@ import { expect, it } from 'vitest';
 import { describeEachDatabase, describeTwoInstances } from '../helpers/each-database.js';
 import { createPlaylist, expectError, sendAs, type PlaylistBody } from '../helpers/requests.js';
 import type { TestApp } from '../helpers/app.js';
-import type { ChangeKind } from '../../src/history/change-kinds.js';
+import type { ChangeKind } from '../../src/domain/change-kinds.js';
 
 interface Person {
   readonly name: string;

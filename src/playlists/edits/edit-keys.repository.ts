@@ -29,7 +29,18 @@ export function findEditKey(
  */
 export async function insertEditKey(
   trx: Q,
-  row: { playlistId: number; userId: number; key: string; at: number; results: string; digest: string },
+  row: {
+    playlistId: number;
+    userId: number;
+    key: string;
+    at: number;
+    results: string;
+    digest: string;
+    /** The version the edit made; null when it changed nothing. */
+    version: number | null;
+    /** The name its applied renames left; null when none applied. */
+    renamed: string | null;
+  },
   keep: number,
 ): Promise<void> {
   await trx
@@ -41,6 +52,8 @@ export async function insertEditKey(
       at: row.at,
       results: row.results,
       digest: row.digest,
+      version: row.version,
+      renamed: row.renamed,
     })
     .execute();
   const past = await trx
@@ -59,6 +72,25 @@ export async function insertEditKey(
     .where('user_id', '=', row.userId)
     .where(sql<boolean>`(at, playlist_id, key) <= (${Number(past.at)}, ${past.playlist_id}, ${past.key})`)
     .execute();
+}
+
+/** What the user's kept keys among `keys` on this playlist wrote: the version each made and the name it left. */
+export async function writesOfKeys(
+  q: Q,
+  playlistId: number,
+  userId: number,
+  keys: readonly string[],
+): Promise<Map<string, { version: number | null; renamed: string | null }>> {
+  const rows = await q
+    .selectFrom('edit_keys')
+    .select(['key', 'version', 'renamed'])
+    .where('playlist_id', '=', playlistId)
+    .where('user_id', '=', userId)
+    .where('key', 'in', keys)
+    .execute();
+  return new Map(
+    rows.map((row) => [row.key, { version: row.version === null ? null : Number(row.version), renamed: row.renamed }]),
+  );
 }
 
 /** Forgets the oldest keys older than `cutoff` (Unix ms), about `limit` of them at most; returns how many. */

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
-import { readWaiting, type LiveChanges } from '../../live/live-changes.js';
+import { readWaiting, type WaitingReads as LiveChanges } from '../../live/waiting.js';
 import type { Limits } from '../../config.js';
 import { expectedEtag, sendRevalidated } from '../../http/conditional.js';
 import {
@@ -21,7 +21,7 @@ import {
 import { ErrorBody } from '../../http/errors.js';
 import { routeWithPluralAlias, type TypedApp } from '../../http/routes.js';
 import { editSchemas } from '../playlist-edit.operations.js';
-import { PlaylistParams } from '../playlist.schemas.js';
+import { PlaylistParams, PlaylistWithSongs } from '../playlist.schemas.js';
 import type { EditsRequest, EntryEdits } from './edits.service.js';
 
 export interface EntryEditRouteDeps {
@@ -33,7 +33,10 @@ export interface EntryEditRouteDeps {
 }
 
 const LIBRARY = ['Your Library'];
-const ENTRIES_ETAG = 'Strong validator of these entries.';
+const ENTRIES_ETAG =
+  'Strong validator of the entries form to this caller (a compressed answer\'s names its coding: `"…-gzip"`), made ' +
+  "as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer " +
+  "carries it, and any form's current tag works in the `If-Match` of an edit.";
 const conditionalHeaders = Type.Object({
   'if-none-match': Type.Optional(Type.String(IF_NONE_MATCH_HEADER['if-none-match'])),
 });
@@ -42,6 +45,20 @@ const MAX_OPS = 100;
 
 const entryRef = (description: string) =>
   Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_-]+$', description, examples: ['e12'] });
+
+/** An entry as an op names it: its id, or `#` and a ref an earlier insert of the request declared. */
+const opEntry = (description: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: 33,
+    pattern: '^#?[A-Za-z0-9_-]+$',
+    description: `${description}: an entry id, or \`#\` and a ref an earlier insert of this request declared`,
+    examples: ['e12', '#n1'],
+  });
+
+/** A name an app gives an entry it inserts (`refs`), or a key of its requests. */
+const appName = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_-]+$', description, examples: ['n1'] });
 
 export const PlaylistEntries = Type.Object(
   {
@@ -56,8 +73,19 @@ export const PlaylistEntries = Type.Object(
         artist: Type.String(),
       }),
     ),
+    // After the entries, what the playlist's JSON (`playlistwithsongs`) carries after its songs, under the same rules.
+    rules: PlaylistWithSongs.properties.rules,
+    rulesStatus: PlaylistWithSongs.properties.rulesStatus,
+    owner: PlaylistWithSongs.properties.owner,
+    role: PlaylistWithSongs.properties.role,
   },
-  { $id: 'playlistentries', title: 'playlistentries', description: 'A playlist with the entry of each slot' },
+  {
+    $id: 'playlistentries',
+    title: 'playlistentries',
+    description:
+      "A playlist with the entry of each slot; as in the playlist's JSON, a smart playlist's `rules` (and " +
+      "`rulesStatus`) follow, and a member's answer ends with `owner` and `role`",
+  },
 );
 
 const OpResult = Type.Object(
@@ -88,11 +116,12 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
     after: Type.Optional(
       Type.Unsafe<string | null>({
         type: ['string', 'null'],
-        maxLength: 32,
-        description: 'After this entry; `null`: at the start',
+        maxLength: 33,
+        pattern: '^#?[A-Za-z0-9_-]+$',
+        description: 'After this entry (an entry id, or `#` and a ref); `null`: at the start',
       }),
     ),
-    before: Type.Optional(entryRef('Before this entry')),
+    before: Type.Optional(opEntry('Before this entry')),
   };
   const Op = Type.Object(
     {
@@ -104,7 +133,15 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           description: 'insert: the songs, in order',
         }),
       ),
-      entry: Type.Optional(entryRef('remove, move: the entry')),
+      refs: Type.Optional(
+        Type.Array(appName('A name for the entry the insert makes for the song at this place'), {
+          minItems: 1,
+          maxItems: limits.songsMax,
+          description:
+            'insert (1.8.0): names for the entries it makes, one per song, that later ops of this request use as `#name` (`"after": "#n1"`); each declared once in a request',
+        }),
+      ),
+      entry: Type.Optional(opEntry('remove, move: the entry')),
       name: Type.Optional({ ...schemas.name, description: 'rename: the new name' }),
       ...anchor,
     },
@@ -127,12 +164,22 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           maxLength: 100,
           description:
             'Makes the request safe to send again: the same key from the same user on this playlist, with the same ' +
-            '`ops`, `base` and `atomic`, answers what the first request answered and applies nothing again; with ' +
+            '`ops`, `base`, `atomic` and `seen`, answers what the first request answered and applies nothing again; with ' +
             `another request, 422. The newest ${limits.editKeysPerUser} keys of each user are kept, within the ` +
             "history's retention",
         }),
       ),
       atomic: Type.Optional(Type.Boolean({ description: 'Apply every op or none (409)', default: false })),
+      seen: Type.Optional(
+        Type.Array(
+          Type.String({ minLength: 1, maxLength: 100, description: 'The key of an earlier request of yours' }),
+          {
+            maxItems: 100,
+            description:
+              'Keys of your earlier requests on this playlist whose answers your copy has taken in (1.8.0): what they wrote after `base` counts as known, not as another’s change, so a queue sent as several requests on the same `base`, each naming the ones before it, merges as the whole queue sent at once. A key that is not one of yours here is 422',
+          },
+        ),
+      ),
       ops: Type.Array(Op, { minItems: 1, maxItems: MAX_OPS }),
     },
     { additionalProperties: false },
@@ -192,16 +239,28 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
         headers: Type.Object({
           'if-match': Type.Optional(
             Type.String({
-              description: 'Apply only if the playlist is still as this ETag describes it; otherwise 412.',
+              description:
+                'Apply only if the playlist is still as this ETag describes it: the current tag of any of its forms ' +
+                '(entries, JSON, a file, an earlier edit), compressed or not; `*`: any current version. Otherwise 412.',
             }),
           ),
         }),
         body: Body,
         response: {
           200: json(
-            'The playlist as the edit left it, and one result per op, in order.',
+            'The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in order.',
             Type.Object({ playlist: Type.Ref('playlistentries'), results: Type.Array(OpResult) }),
-            { ETag: { type: 'string' as const, description: "The playlist's JSON ETag, as GET now answers it." } },
+            {
+              ETag: {
+                type: 'string' as const,
+                description:
+                  'The ETag of the entries form, as `GET …/entries` now answers it (304 to it in `If-None-Match`).',
+              },
+              'Content-Location': {
+                type: 'string' as const,
+                description: 'The entries form that `playlist` is: `/v3/playlist/{id}/entries`.',
+              },
+            },
           ),
           400: BAD_REQUEST,
           403: FORBIDDEN,
@@ -212,16 +271,17 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           },
           410: GONE,
           412: error(
-            '`If-Match` does not name the current ETag: nothing changed; the answer carries the current ETag.',
+            '`If-Match` names no current ETag of the playlist: nothing changed; the answer carries the current ETag.',
             {
-              ETag: { type: 'string' as const, description: 'The current ETag of the playlist.' },
+              ETag: { type: 'string' as const, description: "The current ETag of the playlist's entries form." },
             },
           ),
           413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
           415: UNSUPPORTED_JSON_BODY,
           422: error(
-            'A song id not in the catalog, an entry this playlist never had, or a `key` sent before with another ' +
-              'request; `errormsg` says which. Nothing was written.',
+            'A song id not in the catalog, an entry this playlist never had, a `key` sent before with another ' +
+              'request, or a key in `seen` that is not one of yours on this playlist; `errormsg` says which. Nothing ' +
+              'was written.',
           ),
           ...AUTHENTICATED_ERRORS,
         },
@@ -235,7 +295,12 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           body,
           expectedEtag(request.headers['if-match']),
         );
-        return reply.header('etag', done.etag).header('cache-control', 'no-store').type(JSON_TYPE).send(done.body);
+        return reply
+          .header('etag', done.etag)
+          .header('content-location', `/v3/playlist/${request.params.playlistId}/entries`)
+          .header('cache-control', 'no-store')
+          .type(JSON_TYPE)
+          .send(done.body);
       },
     },
     '',

@@ -4,14 +4,30 @@ import type { Db } from '../../db/database.js';
 import { changesSince, entryRevisionsFrom, keptVersionName } from '../../history/revision.repository.js';
 import { isExpected, preconditionFailed, type ExpectedEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
-import { etagOf, snapshotEtag } from '../playlist.render.js';
+import {
+  playlistEtag,
+  playlistEtags,
+  rulesMembers,
+  viewerMembers,
+  type AnswerAt,
+  type Viewer,
+} from '../playlist.render.js';
 import { playlistEntryRows } from '../playlist.repository.js';
 import type { PlaylistService } from '../playlist.service.js';
 import type { Written } from '../playlist.store.js';
-import { findEditKey, insertEditKey } from './edit-keys.repository.js';
+import { findEditKey, insertEditKey, writesOfKeys } from './edit-keys.repository.js';
 import { entryName, entryNumber } from './entry-names.js';
 import { keptResults, readResults, requestDigest } from './kept-results.js';
-import { formerLists, merge, UnknownEntry, type EditOp, type Entry, type MergeInput, type OpResult } from './merge.js';
+import {
+  formerLists,
+  merge,
+  UnknownEntry,
+  type EditOp,
+  type Entry,
+  type EntryId,
+  type MergeInput,
+  type OpResult,
+} from './merge.js';
 
 /** At most this many versions between a merged edit's base and the current one (older: 410, read and retry). */
 export const MERGE_VERSIONS = 1000;
@@ -32,6 +48,8 @@ export interface ApiOp {
   readonly name?: string;
   readonly after?: string | null;
   readonly before?: string;
+  /** An insert's names for the entries it makes, one per song, which later ops of the request use as `#ref`. */
+  readonly refs?: readonly string[];
 }
 
 /** `POST …/edits`' body. */
@@ -39,6 +57,8 @@ export interface EditsRequest {
   readonly base?: number | undefined;
   readonly key?: string | undefined;
   readonly atomic?: boolean | undefined;
+  /** Keys of the caller's earlier requests on this playlist whose writes the client has taken in (offline queues). */
+  readonly seen?: readonly string[] | undefined;
   readonly ops: readonly ApiOp[];
 }
 
@@ -60,21 +80,33 @@ const neverHad = (path: string, name: string) =>
 const keyUsed = () =>
   new ApiError(
     422,
-    'This key was sent before with another request on this playlist (other ops, "base" or "atomic"): a key stands ' +
+    'This key was sent before with another request on this playlist (other ops, "base", "atomic" or "seen"): a key stands ' +
       'for one request; send a new key with a new request.',
   );
 
 /** The merge's ops, from the API's (entries named by number), each checked for its form: 400 naming the op. */
 function readOps(ops: readonly ApiOp[]): EditOp[] {
+  // The refs the inserts read so far declared: a later op may name their entries as `#ref`.
+  const declared = new Set<string>();
   return ops.map((op, i): EditOp => {
     const path = `ops/${i}`;
+    const named = (name: string, member: string): EntryId => {
+      if (!name.startsWith('#')) return entryOf(name, `${path}/${member}`);
+      const ref = name.slice(1);
+      if (!declared.has(ref)) {
+        throw ApiError.badRequest(
+          `${path}/${member}: ${JSON.stringify(name)} names no entry that an earlier insert of this request made (its "refs").`,
+        );
+      }
+      return { ref };
+    };
     const anchor = (o: { after?: string | null; before?: string }) => {
       if (o.after !== undefined && o.before !== undefined) {
         throw ApiError.badRequest(`${path}: give "after" or "before", not both.`);
       }
-      if (o.before !== undefined) return { before: entryOf(o.before, `${path}/before`) };
+      if (o.before !== undefined) return { before: named(o.before, 'before') };
       if (o.after === null) return { after: null };
-      if (o.after !== undefined) return { after: entryOf(o.after, `${path}/after`) };
+      if (o.after !== undefined) return { after: named(o.after, 'after') };
       return {};
     };
     const need = (member: string, present: boolean) => {
@@ -85,18 +117,31 @@ function readOps(ops: readonly ApiOp[]): EditOp[] {
       if (extra !== undefined) throw ApiError.badRequest(`${path}/${extra}: a ${op.op} takes no "${extra}".`);
     };
     switch (op.op) {
-      case 'insert':
-        only('songIds', 'after', 'before');
+      case 'insert': {
+        only('songIds', 'after', 'before', 'refs');
         need('songIds', op.songIds !== undefined);
-        return { op: 'insert', songIds: op.songIds!, ...anchor(op) };
+        const place = anchor(op);
+        if (op.refs === undefined) return { op: 'insert', songIds: op.songIds!, ...place };
+        if (op.refs.length !== op.songIds!.length) {
+          throw ApiError.badRequest(
+            `${path}/refs: one ref per song of "songIds" (${op.songIds!.length}), not ${op.refs.length}.`,
+          );
+        }
+        op.refs.forEach((ref, k) => {
+          if (declared.has(ref))
+            throw ApiError.badRequest(`${path}/refs/${k}: the ref ${JSON.stringify(ref)} is declared twice.`);
+          declared.add(ref);
+        });
+        return { op: 'insert', songIds: op.songIds!, refs: op.refs, ...place };
+      }
       case 'remove':
         only('entry');
         need('entry', op.entry !== undefined);
-        return { op: 'remove', entry: entryOf(op.entry!, `${path}/entry`) };
+        return { op: 'remove', entry: named(op.entry!, 'entry') };
       case 'move':
         only('entry', 'after', 'before');
         need('entry', op.entry !== undefined);
-        return { op: 'move', entry: entryOf(op.entry!, `${path}/entry`), ...anchor(op) };
+        return { op: 'move', entry: named(op.entry!, 'entry'), ...anchor(op) };
       case 'rename':
         only('name');
         need('name', op.name !== undefined);
@@ -112,16 +157,57 @@ const apiResult = (result: OpResult): ApiResult =>
       : { applied: true, entries: result.entries.map(entryName) }
     : result;
 
-/** `GET …/entries`' answer: the playlist with its entries, as a merged edit answers it too. */
-function entriesAnswer(id: number, name: string, version: number, written: Written['entries']) {
+/**
+ * The entries form of a playlist to a reader, as `GET …/entries` answers it and a merged edit's answer holds it: the
+ * playlist with its entries, then what its JSON carries after its songs (a smart playlist's `rules` and `rulesStatus`,
+ * a member's `owner` and `role`: playlist.render.ts), with the form's ETag.
+ */
+function entriesAnswer(
+  at: AnswerAt,
+  name: string,
+  written: Written['entries'],
+  smart: Pick<Written, 'rules' | 'rulesStatus'>,
+  viewer: Viewer,
+): { text: string; etag: string } {
+  const { id, version } = at;
   const entries = written.map(({ entry, song }) => ({ entry: entryName(entry), ...song }));
-  return { id, name, version, entries };
+  const core = JSON.stringify({ id, name, version, entries });
+  const text = `${core.slice(0, -1)}${rulesMembers(smart.rules, smart.rulesStatus)}${viewerMembers(viewer)}}`;
+  return { text, etag: playlistEtag(at, 'entries', viewer.role) };
 }
 
 const gone = (version: number) =>
   ApiError.gone(
     `Version ${version} of this playlist is no longer kept for merging (at most ${MERGE_VERSIONS} versions back, within the history's retention): read its entries, then send the edit on the current version.`,
   );
+
+/**
+ * The name the caller's requests named in `seen` (keys of theirs on this playlist) left after `base`: the rename of the
+ * newest one that wrote a version after it with a rename applied; undefined when none did. 422 naming a key in `seen`
+ * that is not one of the caller's on this playlist (or is no longer kept).
+ */
+async function nameAfterSeen(
+  q: Db['kysely'],
+  id: number,
+  userId: number,
+  seen: readonly string[],
+  base: number | undefined,
+): Promise<string | undefined> {
+  const writes = await writesOfKeys(q, id, userId, [...new Set(seen)]);
+  const unknown = seen.findIndex((key) => !writes.has(key));
+  if (unknown !== -1) {
+    throw new ApiError(
+      422,
+      `seen/${unknown}: ${JSON.stringify(seen[unknown])} is not a key of one of your requests on this playlist (or it is no longer kept): send only keys you sent here.`,
+    );
+  }
+  let newest: { version: number; renamed: string } | undefined;
+  for (const { version, renamed } of writes.values()) {
+    if (version === null || renamed === null || (base !== undefined && version <= base)) continue;
+    if (newest === undefined || version > newest.version) newest = { version, renamed };
+  }
+  return newest?.renamed;
+}
 
 /**
  * Where the entries a merge asks about stood, for `formerList`: read from the revisions since the base (409 past
@@ -143,7 +229,10 @@ async function formerListsSince(
   const revisions = await entryRevisionsFrom(q, id, base, current);
   if (revisions === undefined) throw gone(base);
   const touched = new Set<number>();
-  for (const op of merging.ops) if (op.op === 'remove' || op.op === 'move') touched.add(op.entry);
+  // An entry named by a ref is one this request makes: never one a revision removed.
+  for (const op of merging.ops) {
+    if ((op.op === 'remove' || op.op === 'move') && typeof op.entry === 'number') touched.add(op.entry);
+  }
   return formerLists({
     revisions,
     base,
@@ -161,10 +250,15 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
   const q = db.kysely;
 
   return {
-    /** The playlist's entries as `GET …/entries` answers them, with a strong ETag; 404, 410 as for GET. */
+    /** The playlist's entries as `GET …/entries` answers them, with their strong ETag; 404, 410 as for GET. */
     async entries(userId: number, id: number): Promise<{ body: Buffer; etag: string }> {
-      await playlists.access.requireAccess(userId, id, 'read');
-      const rows = await playlistEntryRows(q, id);
+      const grant = await playlists.access.requireAccess(userId, id, 'read');
+      let rows = await playlistEntryRows(q, id);
+      // A smart playlist is refreshed first when what its songs follow changed, as for its JSON: the same version.
+      const read = rows[0];
+      if (read?.rules != null && (await playlists.smart.freshen(id, Number(read.version)))) {
+        rows = await playlistEntryRows(q, id);
+      }
       const first = rows[0];
       if (first === undefined) throw await playlists.access.refusal(userId, id);
       const entries = rows.flatMap((row) =>
@@ -178,8 +272,11 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
               },
             ],
       );
-      const body = Buffer.from(JSON.stringify(entriesAnswer(id, first.name, Number(first.version), entries)));
-      return { body, etag: etagOf(body) };
+      // The versions were read with the entries, in the same statement.
+      const at = { id, version: Number(first.version), catalogVersion: Number(first.catalog_version) };
+      const smart = { rules: first.rules, rulesStatus: first.rules_status };
+      const { text, etag } = entriesAnswer(at, first.name, entries, smart, grant);
+      return { body: Buffer.from(text), etag };
     },
 
     /**
@@ -193,7 +290,8 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
       const grant = await playlists.access.requireAccess(userId, id, 'edit');
       const ops = readOps(request.ops);
       const { key } = request;
-      const digest = key === undefined ? undefined : requestDigest(request.base, request.atomic, ops);
+      const seen = request.seen ?? [];
+      const digest = key === undefined ? undefined : requestDigest(request.base, request.atomic, ops, seen);
       const work = async () =>
         playlists.store.edit(id, userId, 'edit', async (current, trx) => {
           if (key !== undefined) {
@@ -203,9 +301,14 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             if (sent !== undefined) return { unchanged: true, result: readResults(sent.results, ops) };
           }
           if (expected !== undefined) {
-            const now = snapshotEtag({ id, version: current.version, catalogVersion: current.catalogVersion }, grant);
-            if (!isExpected(expected, now)) throw preconditionFailed(now);
+            // The tag of any form of the caller's view; a 412 carries that of the entries, which the edit answers.
+            const at = { id, version: current.version, catalogVersion: current.catalogVersion };
+            if (!isExpected(expected, playlistEtags(at, grant.role))) {
+              throw preconditionFailed(playlistEtag(at, 'entries', grant.role));
+            }
           }
+          // What the caller's earlier requests named in `seen` wrote is known: their rename is the name expected.
+          const seenName = seen.length === 0 ? undefined : await nameAfterSeen(trx, id, userId, seen, request.base);
           // A smart playlist's songs follow its rules: only renames apply by hand.
           if (current.rules !== null && ops.some((op) => op.op !== 'rename')) {
             throw ApiError.conflict(smartSongsByHand(id));
@@ -219,7 +322,7 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             const name =
               current.version - baseVersion <= MERGE_VERSIONS ? await keptVersionName(trx, id, baseVersion) : undefined;
             if (name === undefined) throw gone(baseVersion);
-            baseName = name;
+            baseName = seenName ?? name;
           }
           const entries = current.entries.map(({ entry, songId }): Entry => ({ entry, songId }));
           const mergeWith = (formerList: MergeInput['formerList']) => {
@@ -263,17 +366,26 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             });
             merged = mergeWith((entry) => lists.get(entry));
           }
-          if (key !== undefined) {
-            await insertEditKey(
-              trx,
-              { playlistId: id, userId, key, at: Date.now(), results: keptResults(results, ops), digest: digest! },
-              limits.editKeysPerUser,
-            );
-          }
           const same =
             merged.name === current.name &&
             merged.entries.length === current.entries.length &&
             merged.entries.every((e, i) => e.entry === current.entries[i]!.entry);
+          if (key !== undefined) {
+            await insertEditKey(
+              trx,
+              {
+                playlistId: id,
+                userId,
+                key,
+                at: Date.now(),
+                results: keptResults(results, ops),
+                digest: digest!,
+                version: same ? null : current.version + 1,
+                renamed: ops.some((op, i) => op.op === 'rename' && results[i]!.applied) ? merged.name : null,
+              },
+              limits.editKeysPerUser,
+            );
+          }
           if (same) return { unchanged: true, result: results };
           return {
             name: merged.name,
@@ -284,11 +396,12 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
       const edited = await playlists.editInTurn(userId, id, work);
       if (edited === undefined) throw await playlists.access.refusal(userId, id);
       if (edited.changed) playlists.forget(id);
+      // The answer holds the entries form, as `GET …/entries` now answers it, and carries that form's ETag.
       const { snapshot } = edited;
-      const playlist = entriesAnswer(id, snapshot.name, snapshot.version, edited.entries);
+      const playlist = entriesAnswer(snapshot, snapshot.name, edited.entries, edited, grant);
       return {
-        body: Buffer.from(JSON.stringify({ playlist, results: edited.result })),
-        etag: snapshotEtag(snapshot, grant),
+        body: Buffer.from(`{"playlist":${playlist.text},"results":${JSON.stringify(edited.result)}}`),
+        etag: playlist.etag,
       };
     },
   };

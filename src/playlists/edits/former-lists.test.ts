@@ -117,7 +117,7 @@ function mergeInTwo(input: Omit<MergeInput, 'formerList'>, history: History) {
   const asked = new Set<number>();
   const first = merge({ ...input, formerList: (entry) => (asked.add(entry), undefined) });
   const touched = new Set<number>();
-  for (const op of input.ops) if (op.op === 'remove' || op.op === 'move') touched.add(op.entry);
+  for (const op of input.ops) if (op.op === 'remove' || op.op === 'move') touched.add(op.entry as number);
   const lists = formerLists({
     revisions: history.revisions,
     base: history.base,

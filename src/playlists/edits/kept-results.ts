@@ -16,11 +16,18 @@ import { removedMessage, type EditOp } from './merge.js';
  */
 const COMPACT = /^((?:[arc][0-9]*)+)(?:@([0-9]+))?(\[.*\])?$/s;
 
-/** The digest a key keeps of its request: the ops as read (entries by number, members in one order), base, atomic. */
-export function requestDigest(base: number | undefined, atomic: boolean | undefined, ops: readonly EditOp[]): string {
-  return createHash('sha256')
-    .update(JSON.stringify([base ?? null, atomic === true, ops]))
-    .digest('base64url');
+/**
+ * The digest a key keeps of its request: the ops as read (entries by number, members in one order), base, atomic, and
+ * `seen` when it names any key (so that a request without one digests as it did before `seen` was).
+ */
+export function requestDigest(
+  base: number | undefined,
+  atomic: boolean | undefined,
+  ops: readonly EditOp[],
+  seen: readonly string[] = [],
+): string {
+  const request = seen.length === 0 ? [base ?? null, atomic === true, ops] : [base ?? null, atomic === true, ops, seen];
+  return createHash('sha256').update(JSON.stringify(request)).digest('base64url');
 }
 
 /** The results as a key keeps them, for the request of these ops. */
@@ -91,7 +98,8 @@ function rebuild(kept: string, ops: readonly EditOp[]): ApiResult[] | undefined 
         results.push({ applied: true, entries: op.songIds.map((_, k) => entryName(from + k)) });
         next += op.songIds.length;
       } else if (letter === 'r') {
-        if (op.op !== 'remove' && op.op !== 'move') return undefined;
+        // An entry named by a ref: its id is in the results kept as JSON, not in the ops.
+        if ((op.op !== 'remove' && op.op !== 'move') || typeof op.entry !== 'number') return undefined;
         results.push({ applied: false, reason: 'removed', message: removedMessage(op.op, op.entry) });
       } else {
         const message = conflicts.shift();

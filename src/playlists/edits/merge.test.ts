@@ -420,8 +420,8 @@ describe('merge: random ops', () => {
           expect(result.applied && result.entries?.length, `seed ${seed}`).toBe(op.songIds.length);
           if (result.applied) for (const e of result.entries ?? []) standing.add(e);
         } else if (op.op === 'remove' || op.op === 'move') {
-          expect(result.applied, `seed ${seed} op ${i}`).toBe(standing.has(op.entry));
-          if (op.op === 'remove') standing.delete(op.entry);
+          expect(result.applied, `seed ${seed} op ${i}`).toBe(standing.has(op.entry as number));
+          if (op.op === 'remove') standing.delete(op.entry as number);
         }
       });
       expect(new Set(outIds), `seed ${seed}`).toEqual(standing);
@@ -438,5 +438,6 @@ describe('merge: random ops', () => {
 /** How many of the inserted entries a later remove of the request took out again. */
 function removedInserts(ops: readonly EditOp[], inserted: readonly number[]): number {
   const made = new Set(inserted);
-  return new Set(ops.flatMap((op) => (op.op === 'remove' && made.has(op.entry) ? [op.entry] : []))).size;
+  return new Set(ops.flatMap((op) => (op.op === 'remove' && made.has(op.entry as number) ? [op.entry as number] : [])))
+    .size;
 }

@@ -14,18 +14,24 @@ export interface Entry {
 }
 
 /**
+ * An entry an op names: by its id, or by a ref an earlier insert of the same request declared for an entry it makes
+ * (offline queues: the app names what it inserted before it knows the ids).
+ */
+export type EntryId = number | { readonly ref: string };
+
+/**
  * Where an insert or a move puts entries: `after` an entry (null: the start), `before` one, or, with neither key, the
  * end. With `& Record<string, never>` TypeScript accepts no object literal for an anchorless insert or move (its `op`
  * would have to be `never`), so such an op, read from a checked request body, is cast to EditOp.
  */
 export type Anchor =
-  | { readonly after: number | null; readonly before?: undefined }
-  | { readonly before: number; readonly after?: undefined }
+  | { readonly after: EntryId | null; readonly before?: undefined }
+  | { readonly before: EntryId; readonly after?: undefined }
   | { readonly after?: undefined; readonly before?: undefined };
 export type EditOp =
-  | ({ readonly op: 'insert'; readonly songIds: readonly number[] } & Anchor)
-  | { readonly op: 'remove'; readonly entry: number }
-  | ({ readonly op: 'move'; readonly entry: number } & Anchor)
+  | ({ readonly op: 'insert'; readonly songIds: readonly number[]; readonly refs?: readonly string[] } & Anchor)
+  | { readonly op: 'remove'; readonly entry: EntryId }
+  | ({ readonly op: 'move'; readonly entry: EntryId } & Anchor)
   | { readonly op: 'rename'; readonly name: string };
 
 export type OpResult =
@@ -83,8 +89,16 @@ export function merge(input: MergeInput): MergeOutput {
   let name = input.name;
   // The name the request expects to find: the base's, then the one its own last applied rename gave.
   let expectedName = input.baseName;
+  // The entries this request's inserts made, by the refs they declared.
+  const refs = new Map<string, number>();
   const results = input.ops.map((op, index): OpResult => {
-    const known = (id: number, key: 'entry' | 'after' | 'before'): number => {
+    const known = (id: EntryId, key: 'entry' | 'after' | 'before'): number => {
+      if (typeof id === 'object') {
+        const made = refs.get(id.ref);
+        // The request's reader lets through only refs declared by an earlier insert.
+        if (made === undefined) throw new Error(`ops/${index}/${key}: no insert before declared the ref ${id.ref}`);
+        return made;
+      }
       if (!Number.isInteger(id) || id < 1 || id >= nextEntry) throw new UnknownEntry(index, `ops/${index}/${key}`, id);
       return id;
     };
@@ -92,6 +106,7 @@ export function merge(input: MergeInput): MergeOutput {
       case 'insert': {
         const anchor = readAnchor(op, known);
         const entries = op.songIds.map((_, i) => nextEntry + i);
+        op.refs?.forEach((ref, i) => refs.set(ref, entries[i]!));
         nextEntry += entries.length;
         list.put(
           list.place(anchor),
@@ -133,7 +148,7 @@ export function merge(input: MergeInput): MergeOutput {
 /** Where an op puts entries: right after an entry or the start (null), right before an entry, or at the end. */
 type Place = { readonly after: number | null } | { readonly before: number } | 'end';
 
-function readAnchor(anchor: Anchor, known: (id: number, key: 'after' | 'before') => number): Place {
+function readAnchor(anchor: Anchor, known: (id: EntryId, key: 'after' | 'before') => number): Place {
   if (anchor.after !== undefined) {
     return { after: anchor.after === null ? null : known(anchor.after, 'after') };
   }
