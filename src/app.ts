@@ -32,7 +32,13 @@ import { registerLoadShedding } from './http/load-shedding.js';
 import { playlistImportRoutes } from './playlists/playlist-import.routes.js';
 import { playlistRoutes } from './playlists/playlist.routes.js';
 import { playlistEditRoutes } from './playlists/playlist-edit.routes.js';
-import { entryEditRoutes, PlaylistEntries } from './playlists/edits/edits.routes.js';
+import {
+  EditResult,
+  editOpSchema,
+  entryEditRoutes,
+  PlaylistEntries,
+  RefusedEdits,
+} from './playlists/edits/edits.routes.js';
 import { entryEdits } from './playlists/edits/edits.service.js';
 import {
   ImportedPlaylist,
@@ -109,6 +115,9 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     CatalogChangeEntry,
     Member,
     PlaylistEntries,
+    editOpSchema(limits),
+    EditResult,
+    RefusedEdits,
     EntryDiffOp,
     EntriesDiff,
   ];

@@ -81,6 +81,26 @@ function listedBodies(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
+/**
+ * A member whose route schema is loose (`x-documented-as`: any object, read in full by its service, which names the
+ * first problem rather than every branch of a union) is shown as the named schema it must match, so that generated
+ * clients type it: `{"$ref": "#/components/schemas/smartRules"}` with the member's description.
+ */
+function documentedAs(document: OpenApiDocument): OpenApiDocument {
+  const visit = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(visit);
+    if (node === null || typeof node !== 'object') return node;
+    const record = node as Record<string, unknown>;
+    const named = record['x-documented-as'];
+    if (typeof named === 'string') {
+      const description = record.description;
+      return { $ref: `#/components/schemas/${named}`, ...(typeof description === 'string' ? { description } : {}) };
+    }
+    return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, visit(value)]));
+  };
+  return visit(document) as OpenApiDocument;
+}
+
 /** The OpenAPI 3.1 document, built from the route schemas, at `/v3/openapi.json`, and its reference page at `/docs`. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -120,7 +140,9 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
     transformObject: (documentObject) =>
-      listedBodies(renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject)) as never,
+      documentedAs(
+        listedBodies(renameParameters((documentObject as { openapiObject: OpenApiDocument }).openapiObject)),
+      ) as never,
   });
   await registerDocsPage(app);
   app.get('/v3/openapi.json', { schema: { hide: true } }, () => app.swagger());

@@ -71,6 +71,9 @@ function plainIntegers(validate: ValidateFunction, schema: SchemaObject): Valida
 function withKeywords(ajv: Ajv, sharedSchemas: readonly SchemaObject[]): Ajv {
   // `x-message` is the sentence a client reads when a `pattern` or a `format` fails.
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' });
+  // `x-documented-as`: a member the route lets through loosely and its service reads in full, which the OpenAPI
+  // document shows as the named schema it must match (see openapi.ts `documentedAs`).
+  ajv.addKeyword({ keyword: 'x-documented-as', schemaType: 'string' });
   // RFC 3339 date-times (a link's expiry), read as every time the API takes is (`rfc3339Millis`): 30 February,
   // 24:00, a leap second or year 10000 in UTC is not one.
   ajv.addFormat('date-time', { type: 'string', validate: (text: string) => rfc3339Millis(text) !== undefined });

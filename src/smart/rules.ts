@@ -415,5 +415,6 @@ export function rulesSchema(limits: Pick<Limits, 'songsMax'>): TSchema {
  */
 export const looseRulesSchema = Type.Unsafe<unknown>({
   type: 'object',
+  'x-documented-as': 'smartRules',
   description: 'The rules of a smart playlist (see `smartRules`); checked in full after the schema',
 });

@@ -980,6 +980,49 @@ export interface components {
             version?: number;
         };
         /**
+         * editOp
+         * @description `{"op": "insert", "songIds": [..], "after": E, "refs"?: [..]}` (`"after": null` at the start, `"before": E`, or neither: at the end), `{"op": "remove", "entry": E}`, `{"op": "move", "entry": E, "after": E2}` (or `"before"`), `{"op": "rename", "name": "…"}`; E is an entry id or `#` and a ref
+         */
+        editOp: {
+            /** @description insert, move: after this entry (an entry id, or `#` and a ref); `null`: at the start */
+            after?: string | null;
+            /**
+             * @description insert, move: before this entry: an entry id, or `#` and a ref an earlier insert of this request declared
+             * @example e12
+             * @example #n1
+             */
+            before?: string;
+            /**
+             * @description remove, move: the entry: an entry id, or `#` and a ref an earlier insert of this request declared
+             * @example e12
+             * @example #n1
+             */
+            entry?: string;
+            /**
+             * @description rename: the new name
+             * @example Chill Vibes
+             */
+            name?: string;
+            op: "insert" | "remove" | "move" | "rename";
+            /** @description insert (1.8.0): names for the entries it makes, one per song, that later ops of this request use as `#name` (`"after": "#n1"`); each declared once in a request */
+            refs?: string[];
+            /** @description insert: the songs, in order */
+            songIds?: number[];
+        };
+        /**
+         * editResult
+         * @description What became of one op of a merged edit
+         */
+        editResult: {
+            applied: boolean;
+            /** @description An insert's entries, in the order of its songs (and of its `refs`) */
+            entries?: string[];
+            /** @description The reason in a sentence */
+            message?: string;
+            /** @description Why it was not applied: `removed`, the entry was removed already; `conflict`, the playlist was renamed meanwhile to another name */
+            reason?: "removed" | "conflict";
+        };
+        /**
          * entriesDiff
          * @description The ops of a merged edit that turn version `from`'s entries into version `to`'s: applied in order to `from`'s entries, they give `to`'s, each insert's `entries` included
          */
@@ -1064,7 +1107,7 @@ export interface components {
              */
             name: string;
             /** @description A smart playlist (1.7.0): the rules (`smartRules`) that choose its songs from the catalog, instead of `songIds` */
-            rules?: Record<string, never>;
+            rules?: components["schemas"]["smartRules"];
             /**
              * @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead
              * @example [
@@ -1127,6 +1170,23 @@ export interface components {
             };
             /** @description Songs in the playlist, in the order they were given */
             songs: components["schemas"]["song"][];
+        };
+        /**
+         * refusedEdits
+         * @description The error body of a merged edit refused with 409, with `results` when `atomic` refused it
+         */
+        refusedEdits: {
+            /** @description What went wrong, in a sentence a person understands. */
+            errormsg: string;
+            /** @description Where to find this error in the server log. */
+            logdata: {
+                /** @description When the error happened, in Unix seconds. */
+                date: number;
+                /** @description Unique number of this error; it appears in the server's log line. */
+                entry: number;
+            };
+            /** @description With `atomic`: what would have become of each op */
+            results?: components["schemas"]["editResult"][];
         };
         /** revision */
         revision: {
@@ -2449,7 +2509,7 @@ export interface operations {
                      */
                     name: string;
                     /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
-                    rules?: Record<string, never> | null;
+                    rules?: components["schemas"]["smartRules"] | null;
                     /** @description The songs, in order */
                     songIds?: number[];
                 };
@@ -2725,7 +2785,7 @@ export interface operations {
                      */
                     name?: string;
                     /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
-                    rules?: Record<string, never> | null;
+                    rules?: components["schemas"]["smartRules"] | null;
                     /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead */
                     songIds?: number[];
                 };
@@ -2746,7 +2806,7 @@ export interface operations {
                      */
                     name?: string;
                     /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
-                    rules?: Record<string, never> | null;
+                    rules?: components["schemas"]["smartRules"] | null;
                     /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead */
                     songIds?: number[];
                 };
@@ -3026,33 +3086,7 @@ export interface operations {
                     base?: number;
                     /** @description Makes the request safe to send again: the same key from the same user on this playlist, with the same `ops`, `base`, `atomic` and `seen`, answers what the first request answered and applies nothing again; with another request, 422. The newest 1000 keys of each user are kept, within the history's retention */
                     key?: string;
-                    ops: {
-                        /** @description After this entry (an entry id, or `#` and a ref); `null`: at the start */
-                        after?: string | null;
-                        /**
-                         * @description Before this entry: an entry id, or `#` and a ref an earlier insert of this request declared
-                         * @example e12
-                         * @example #n1
-                         */
-                        before?: string;
-                        /**
-                         * @description remove, move: the entry: an entry id, or `#` and a ref an earlier insert of this request declared
-                         * @example e12
-                         * @example #n1
-                         */
-                        entry?: string;
-                        /**
-                         * @description rename: the new name
-                         * @example Chill Vibes
-                         */
-                        name?: string;
-                        /** @enum {string} */
-                        op: "insert" | "remove" | "move" | "rename";
-                        /** @description insert (1.8.0): names for the entries it makes, one per song, that later ops of this request use as `#name` (`"after": "#n1"`); each declared once in a request */
-                        refs?: string[];
-                        /** @description insert: the songs, in order */
-                        songIds?: number[];
-                    }[];
+                    ops: components["schemas"]["editOp"][];
                     /** @description Keys of your earlier requests on this playlist whose answers your copy has taken in (1.8.0): what they wrote after `base` counts as known, not as another’s change, so a queue sent as several requests on the same `base`, each naming the ones before it, merges as the whole queue sent at once. A key that is not one of yours here is 422 */
                     seen?: string[];
                 };
@@ -3075,17 +3109,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         playlist: components["schemas"]["playlistentries"];
-                        results: {
-                            applied: boolean;
-                            /** @description An insert's entries */
-                            entries?: string[];
-                            message?: string;
-                            /**
-                             * @description Why it was not applied
-                             * @enum {string}
-                             */
-                            reason?: "removed" | "conflict";
-                        }[];
+                        results: components["schemas"]["editResult"][];
                     };
                 };
             };
@@ -3133,29 +3157,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description What went wrong, in a sentence a person understands. */
-                        errormsg: string;
-                        /** @description Where to find this error in the server log. */
-                        logdata: {
-                            /** @description When the error happened, in Unix seconds. */
-                            date: number;
-                            /** @description Unique number of this error; it appears in the server's log line. */
-                            entry: number;
-                        };
-                        /** @description With `atomic`: what would have become of each op */
-                        results?: {
-                            applied: boolean;
-                            /** @description An insert's entries */
-                            entries?: string[];
-                            message?: string;
-                            /**
-                             * @description Why it was not applied
-                             * @enum {string}
-                             */
-                            reason?: "removed" | "conflict";
-                        }[];
-                    };
+                    "application/json": components["schemas"]["refusedEdits"];
                 };
             };
             /** @description The playlist was deleted (the caller's, or one shared with the caller). */
@@ -5401,7 +5403,7 @@ export interface operations {
                      */
                     name: string;
                     /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
-                    rules?: Record<string, never> | null;
+                    rules?: components["schemas"]["smartRules"] | null;
                     /** @description The songs, in order */
                     songIds?: number[];
                 };
@@ -5677,7 +5679,7 @@ export interface operations {
                      */
                     name?: string;
                     /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
-                    rules?: Record<string, never> | null;
+                    rules?: components["schemas"]["smartRules"] | null;
                     /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead */
                     songIds?: number[];
                 };
@@ -5698,7 +5700,7 @@ export interface operations {
                      */
                     name?: string;
                     /** @description A smart playlist's rules (`smartRules`): its songs become those they choose; `null`: an ordinary playlist that keeps its songs */
-                    rules?: Record<string, never> | null;
+                    rules?: components["schemas"]["smartRules"] | null;
                     /** @description Ids of the songs to put in the playlist; order is kept and repeats are allowed. Required, unless `rules` is sent instead */
                     songIds?: number[];
                 };
@@ -5978,33 +5980,7 @@ export interface operations {
                     base?: number;
                     /** @description Makes the request safe to send again: the same key from the same user on this playlist, with the same `ops`, `base`, `atomic` and `seen`, answers what the first request answered and applies nothing again; with another request, 422. The newest 1000 keys of each user are kept, within the history's retention */
                     key?: string;
-                    ops: {
-                        /** @description After this entry (an entry id, or `#` and a ref); `null`: at the start */
-                        after?: string | null;
-                        /**
-                         * @description Before this entry: an entry id, or `#` and a ref an earlier insert of this request declared
-                         * @example e12
-                         * @example #n1
-                         */
-                        before?: string;
-                        /**
-                         * @description remove, move: the entry: an entry id, or `#` and a ref an earlier insert of this request declared
-                         * @example e12
-                         * @example #n1
-                         */
-                        entry?: string;
-                        /**
-                         * @description rename: the new name
-                         * @example Chill Vibes
-                         */
-                        name?: string;
-                        /** @enum {string} */
-                        op: "insert" | "remove" | "move" | "rename";
-                        /** @description insert (1.8.0): names for the entries it makes, one per song, that later ops of this request use as `#name` (`"after": "#n1"`); each declared once in a request */
-                        refs?: string[];
-                        /** @description insert: the songs, in order */
-                        songIds?: number[];
-                    }[];
+                    ops: components["schemas"]["editOp"][];
                     /** @description Keys of your earlier requests on this playlist whose answers your copy has taken in (1.8.0): what they wrote after `base` counts as known, not as another’s change, so a queue sent as several requests on the same `base`, each naming the ones before it, merges as the whole queue sent at once. A key that is not one of yours here is 422 */
                     seen?: string[];
                 };
@@ -6027,17 +6003,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         playlist: components["schemas"]["playlistentries"];
-                        results: {
-                            applied: boolean;
-                            /** @description An insert's entries */
-                            entries?: string[];
-                            message?: string;
-                            /**
-                             * @description Why it was not applied
-                             * @enum {string}
-                             */
-                            reason?: "removed" | "conflict";
-                        }[];
+                        results: components["schemas"]["editResult"][];
                     };
                 };
             };
@@ -6085,29 +6051,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description What went wrong, in a sentence a person understands. */
-                        errormsg: string;
-                        /** @description Where to find this error in the server log. */
-                        logdata: {
-                            /** @description When the error happened, in Unix seconds. */
-                            date: number;
-                            /** @description Unique number of this error; it appears in the server's log line. */
-                            entry: number;
-                        };
-                        /** @description With `atomic`: what would have become of each op */
-                        results?: {
-                            applied: boolean;
-                            /** @description An insert's entries */
-                            entries?: string[];
-                            message?: string;
-                            /**
-                             * @description Why it was not applied
-                             * @enum {string}
-                             */
-                            reason?: "removed" | "conflict";
-                        }[];
-                    };
+                    "application/json": components["schemas"]["refusedEdits"];
                 };
             };
             /** @description The playlist was deleted (the caller's, or one shared with the caller). */

@@ -121,4 +121,75 @@ describeEachDatabase('a client generated from docs/openapi.json (%s)', (t) => {
     expect(refused.response.status).toBe(415);
     expect(refused.error?.errormsg).toMatch(/security header/);
   });
+
+  // What an offline app sends and reads, typed from the document alone: no cast, no non-null assertion (tsc --strict
+  // checks this file in `npm run check`).
+  it('types an offline app’s requests with no cast: a smart playlist, merged edits with refs and seen, the feed', async () => {
+    const smart = await client.POST('/v3/playlist', {
+      body: {
+        name: 'Short jazz',
+        rules: { match: 'all', conditions: [{ field: 'genre', op: 'is', value: 'Jazz' }], limit: 5 },
+      },
+    });
+    if (smart.data === undefined) throw new Error(`create: ${smart.response.status}`);
+    expect(smart.data.rules?.match).toBe('all');
+
+    const made = await client.POST('/v3/playlist', { body: { name: 'Offline', songIds: [1, 2, 3] } });
+    if (made.data === undefined) throw new Error(`create: ${made.response.status}`);
+    const path = { 'playlist-id': made.data.id };
+    const entries = await client.GET('/v3/playlist/{playlist-id}/entries', { params: { path } });
+    if (entries.data === undefined) throw new Error(`entries: ${entries.response.status}`);
+    const base = entries.data.version;
+    const first = await client.POST('/v3/playlist/{playlist-id}/edits', {
+      params: { path },
+      body: {
+        base,
+        key: 'q1',
+        ops: [
+          { op: 'rename', name: 'Offline, day 1' },
+          { op: 'insert', songIds: [4, 5], after: null, refs: ['n1', 'n2'] },
+          { op: 'move', entry: '#n1', after: entries.data.entries[2]?.entry },
+        ],
+      },
+    });
+    if (first.data === undefined) throw new Error(`edits: ${first.response.status}`);
+    expect(first.data.results.map((result) => result.applied)).toEqual([true, true, true]);
+    const second = await client.POST('/v3/playlist/{playlist-id}/edits', {
+      params: { path },
+      body: { base, key: 'q2', seen: ['q1'], ops: [{ op: 'rename', name: 'Offline, day 2' }] },
+    });
+    if (second.data === undefined) throw new Error(`edits: ${second.response.status}`);
+    const [renamed] = second.data.results;
+    expect(renamed?.applied).toBe(true);
+    expect(renamed?.reason).toBeUndefined();
+    expect(second.data.playlist.name).toBe('Offline, day 2');
+    expect(second.data.playlist.entries.map((entry) => entry.id)).toEqual([5, 1, 2, 3, 4]);
+
+    const refused = await client.POST('/v3/playlist/{playlist-id}/edits', {
+      params: { path },
+      body: {
+        atomic: true,
+        ops: [
+          { op: 'remove', entry: 'e1' },
+          { op: 'remove', entry: 'e1' },
+        ],
+      },
+    });
+    expect(refused.response.status).toBe(409);
+    // The 409's body is the `refusedEdits` error; other statuses' are the plain error.
+    const results = refused.error !== undefined && 'results' in refused.error ? refused.error.results : undefined;
+    expect(results?.map((result) => result.reason)).toEqual([undefined, 'removed']);
+
+    const feed = await client.GET('/v3/changes', { params: { query: { types: 'playlist,catalog' } } });
+    if (feed.data === undefined) throw new Error(`changes: ${feed.response.status}`);
+    const items = feed.data.changes.map((item) =>
+      'catalog' in item ? `catalog ${item.catalog}` : `${item.id} ${item.change}`,
+    );
+    expect(items[0]).toMatch(/^catalog \d+$/);
+    expect(items).toContain(`${made.data.id} edit`);
+    const songs = await client.GET('/v3/song', { params: { query: { limit: 1 } } });
+    expect(songs.data?.map((song) => typeof song.added)).toEqual(['string']);
+    const changed = await client.GET('/v3/song', { params: { query: { changedSince: 0 } } });
+    expect(changed.data).toEqual([]);
+  });
 });

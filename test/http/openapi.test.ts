@@ -93,7 +93,8 @@ describe('docs/openapi.json', () => {
       const body = resolve(operation(path, 'post').requestBody?.content['application/json']?.schema);
       // `songIds`, or (1.7.0) `rules` instead: the service requires one of the two.
       expect(body.required).toEqual(['name']);
-      expect(body.properties?.rules).toMatchObject({ type: 'object' });
+      // Documented as the named schema, which generated clients type (the route reads it loosely, then in full).
+      expect(body.properties?.rules).toMatchObject({ $ref: '#/components/schemas/smartRules' });
       expect(body.properties?.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
       expect(body.properties?.songIds).toMatchObject({ type: 'array', maxItems: 1000 });
       expect(body.properties?.songIds?.items).toMatchObject({ type: 'integer', minimum: 1 });

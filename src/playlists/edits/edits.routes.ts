@@ -88,44 +88,48 @@ export const PlaylistEntries = Type.Object(
   },
 );
 
-const OpResult = Type.Object(
+export const EditResult = Type.Object(
   {
     applied: Type.Boolean(),
-    entries: Type.Optional(Type.Array(entryRef('An entry the insert made'), { description: "An insert's entries" })),
-    reason: Type.Optional(Type.String({ enum: ['removed', 'conflict'], description: 'Why it was not applied' })),
-    message: Type.Optional(Type.String()),
-  },
-  { description: 'What became of one op' },
-);
-
-/** The error body, with the results of an atomic request that applied nothing. */
-const RefusedEdits = Type.Object({
-  errormsg: ErrorBody.properties.errormsg,
-  logdata: ErrorBody.properties.logdata,
-  results: Type.Optional(Type.Array(OpResult, { description: 'With `atomic`: what would have become of each op' })),
-});
-
-/**
- * Entries and merged edits (API 1.6.0): `GET /v3/playlist/{id}/entries` and `POST /v3/playlist/{id}/edits`, at the
- * plural alias too.
- */
-export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
-  const { edits, limits, authenticate, live } = deps;
-  const schemas = editSchemas(limits);
-  const anchor = {
-    after: Type.Optional(
-      Type.Unsafe<string | null>({
-        type: ['string', 'null'],
-        maxLength: 33,
-        pattern: '^#?[A-Za-z0-9_-]+$',
-        description: 'After this entry (an entry id, or `#` and a ref); `null`: at the start',
+    entries: Type.Optional(
+      Type.Array(entryRef('An entry the insert made'), {
+        description: "An insert's entries, in the order of its songs (and of its `refs`)",
       }),
     ),
-    before: Type.Optional(opEntry('Before this entry')),
-  };
-  const Op = Type.Object(
+    reason: Type.Optional(
+      Type.Union([Type.Literal('removed'), Type.Literal('conflict')], {
+        description:
+          'Why it was not applied: `removed`, the entry was removed already; `conflict`, the playlist was renamed meanwhile to another name',
+      }),
+    ),
+    message: Type.Optional(Type.String({ description: 'The reason in a sentence' })),
+  },
+  { $id: 'editResult', title: 'editResult', description: 'What became of one op of a merged edit' },
+);
+const editResultRef = Type.Ref('editResult');
+
+/** The error body, with the results of an atomic request that applied nothing. */
+export const RefusedEdits = Type.Object(
+  {
+    errormsg: ErrorBody.properties.errormsg,
+    logdata: ErrorBody.properties.logdata,
+    results: Type.Optional(
+      Type.Array(editResultRef, { description: 'With `atomic`: what would have become of each op' }),
+    ),
+  },
+  {
+    $id: 'refusedEdits',
+    title: 'refusedEdits',
+    description: 'The error body of a merged edit refused with 409, with `results` when `atomic` refused it',
+  },
+);
+
+/** An op of a merged edit, as the request's schema lets it through (its members by kind are checked by `readOps`). */
+export function editOpSchema(limits: Limits) {
+  const schemas = editSchemas(limits);
+  return Type.Object(
     {
-      op: Type.String({ enum: ['insert', 'remove', 'move', 'rename'] }),
+      op: Type.Union([Type.Literal('insert'), Type.Literal('remove'), Type.Literal('move'), Type.Literal('rename')]),
       songIds: Type.Optional(
         Type.Array(schemas.songId, {
           minItems: 1,
@@ -143,16 +147,31 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
       ),
       entry: Type.Optional(opEntry('remove, move: the entry')),
       name: Type.Optional({ ...schemas.name, description: 'rename: the new name' }),
-      ...anchor,
+      after: Type.Optional(
+        Type.Union([opEntry('After this entry'), Type.Null()], {
+          description: 'insert, move: after this entry (an entry id, or `#` and a ref); `null`: at the start',
+        }),
+      ),
+      before: Type.Optional(opEntry('insert, move: before this entry')),
     },
     {
+      $id: 'editOp',
+      title: 'editOp',
       additionalProperties: false,
       description:
-        '`{"op": "insert", "songIds": [..], "after": E}` (`"after": null` at the start, `"before": E`, or neither: ' +
-        'at the end), `{"op": "remove", "entry": E}`, `{"op": "move", "entry": E, "after": E2}` (or `"before"`), ' +
-        '`{"op": "rename", "name": "…"}`',
+        '`{"op": "insert", "songIds": [..], "after": E, "refs"?: [..]}` (`"after": null` at the start, `"before": E`, or ' +
+        'neither: at the end), `{"op": "remove", "entry": E}`, `{"op": "move", "entry": E, "after": E2}` (or ' +
+        '`"before"`), `{"op": "rename", "name": "…"}`; E is an entry id or `#` and a ref',
     },
   );
+}
+
+/**
+ * Entries and merged edits (API 1.6.0): `GET /v3/playlist/{id}/entries` and `POST /v3/playlist/{id}/edits`, at the
+ * plural alias too.
+ */
+export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
+  const { edits, limits, authenticate, live } = deps;
   const Body = Type.Object(
     {
       base: Type.Optional(
@@ -180,7 +199,7 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           },
         ),
       ),
-      ops: Type.Array(Op, { minItems: 1, maxItems: MAX_OPS }),
+      ops: Type.Array(Type.Ref('editOp'), { minItems: 1, maxItems: MAX_OPS }),
     },
     { additionalProperties: false },
   );
@@ -249,7 +268,7 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
         response: {
           200: json(
             'The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in order.',
-            Type.Object({ playlist: Type.Ref('playlistentries'), results: Type.Array(OpResult) }),
+            Type.Object({ playlist: Type.Ref('playlistentries'), results: Type.Array(editResultRef) }),
             {
               ETag: {
                 type: 'string' as const,
@@ -267,7 +286,7 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           404: NOT_FOUND,
           409: {
             description: `With \`atomic\`, an op that does not apply (the body's \`results\` say which); or the edit would leave more than ${limits.songsMax} songs. Nothing was written.`,
-            content: { 'application/json': { schema: RefusedEdits } },
+            content: { 'application/json': { schema: Type.Ref('refusedEdits') } },
           },
           410: GONE,
           412: error(
