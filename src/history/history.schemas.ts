@@ -13,7 +13,7 @@ const FeedChange = Type.Unsafe<FeedChangeKind>({
   type: 'string',
   enum: [...FEED_CHANGES],
   description:
-    'What happened: a revision (`create`, `edit`, `restore`, `delete`), or the playlist was shared with the caller or their role changed (`shared`), or it no longer is (`unshared`)',
+    "What happened: a revision (`create`, `edit`, `restore`, `delete`, or `refresh`: a smart playlist's songs followed its rules), or the playlist was shared with the caller or their role changed (`shared`), or it no longer is (`unshared`)",
 });
 const At = Type.String({ description: 'When it was written: RFC 3339, UTC, with milliseconds' });
 

@@ -970,7 +970,7 @@ export interface components {
             /** @description Who made the change (1.8.0): the name of the user, as a version’s `by`; on changes of a playlist, not on `shared` or `unshared` nor in the list of what the caller has */
             by?: string;
             /**
-             * @description What happened: a revision (`create`, `edit`, `restore`, `delete`), or the playlist was shared with the caller or their role changed (`shared`), or it no longer is (`unshared`)
+             * @description What happened: a revision (`create`, `edit`, `restore`, `delete`, or `refresh`: a smart playlist's songs followed its rules), or the playlist was shared with the caller or their role changed (`shared`), or it no longer is (`unshared`)
              * @enum {string}
              */
             change: "create" | "edit" | "restore" | "delete" | "refresh" | "shared" | "unshared";
