@@ -54,6 +54,7 @@ describe('the /docs page, in Chromium', () => {
       'Import a playlist file',
       "List a playlist's revisions",
       'Get a version of a playlist',
+      "Get a version of a playlist's entries",
       'Restore a version of a playlist',
       'What changed between two versions',
       'What changed in your playlists',
