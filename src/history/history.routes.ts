@@ -29,6 +29,7 @@ import {
   playlistOrFile,
 } from '../playlists/playlist-files.http.js';
 import { PlaylistParams, type PlaylistWithSongs } from '../playlists/playlist.schemas.js';
+import { minimalSchema, PREFER_HEADER, sendWriteAnswer, writeAnswerDoc } from '../playlists/write-answer.http.js';
 import type { HistoryService } from './history.service.js';
 import { DiffQuery, RestoreBody, VersionParams, versionsQuery } from './history.schemas.js';
 
@@ -44,13 +45,14 @@ const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs')
 const conditionalHeaders = Type.Object({
   'if-none-match': Type.Optional(Type.String(IF_NONE_MATCH_HEADER['if-none-match'])),
 });
-const ifMatchHeaders = Type.Object({
+const restoreHeaders = Type.Object({
   'if-match': Type.Optional(
     Type.String({
       description:
         'Restore only if the playlist is still as this ETag describes it: the current tag of any of its forms (JSON, entries, a file); `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete (in any form).',
     }),
   ),
+  prefer: PREFER_HEADER,
 });
 const GONE_VERSION = error(
   'The caller deleted this playlist and its history is no longer kept, or this version is no longer kept.',
@@ -196,12 +198,20 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
         description:
           "Makes a new revision of one of the caller's playlists with the name and songs of a kept version; a deleted playlist comes back under its id. Undo is a restore of the version before the current one.",
         params: PlaylistParams,
-        headers: ifMatchHeaders,
+        headers: restoreHeaders,
         body: RestoreBody,
         response: {
-          200: json('The restored playlist, as GET now answers it.', playlistRef, {
-            ETag: { type: 'string', description: 'Strong validator of the restored playlist, as GET now answers it.' },
-          }),
+          200: writeAnswerDoc(
+            'The restored playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`).',
+            playlistRef,
+            minimalSchema(),
+            {
+              ETag: {
+                type: 'string',
+                description: 'Strong validator of the restored playlist, as GET now answers it.',
+              },
+            },
+          ),
           400: BAD_REQUEST,
           403: FORBIDDEN,
           404: error('No such playlist for this user, or it never had this version.'),
@@ -233,7 +243,8 @@ export function historyRoutes(app: TypedApp, deps: HistoryRouteDeps): void {
           request.body.version,
           expectedEtag(request.headers['if-match']),
         );
-        return reply.header('etag', restored.etag).type(JSON_TYPE).send(restored.body);
+        const minimal = { version: restored.version };
+        return sendWriteAnswer(request, reply, { etag: restored.etag, minimal, body: restored.body });
       },
     },
     ALIAS_NOTE,

@@ -15,6 +15,7 @@ import {
   rulesMembers,
   viewerMembers,
   snapshotOf,
+  writeAnswer,
   type PlaylistAnswer,
 } from '../playlists/playlist.render.js';
 import type { PlaylistFile } from '../playlists/playlist-files.service.js';
@@ -178,7 +179,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
         nextEntry: Number(deleted.next_entry),
       };
     });
-    return { id, ...render(made.snapshot, OWNER), songCount: made.entries.length };
+    return { id, ...writeAnswer(made.snapshot, OWNER), songCount: made.entries.length };
   }
 
   // One diff of a user's at a time, its reads included: the rest of their burst waits apart, past that 429 at once.

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendableBody, type BodyParts } from './body-parts.js';
 import { ApiError } from './errors.js';
 import { JSON_TYPE, REVALIDATE } from './responses.js';
 import { addVary } from './vary.js';
@@ -107,15 +108,20 @@ export function sendNotModified(
     .send();
 }
 
-/** The answer, or 304 if the client already has it; either way with its ETag and `Cache-Control`. */
+/**
+ * The answer (its bytes, or their pieces: see sendableBody), or 304 if the client already has it; either way with its
+ * ETag and `Cache-Control`.
+ */
 export function sendRevalidated(
   request: FastifyRequest,
   reply: FastifyReply,
-  answer: { readonly body: Buffer; readonly etag: string },
+  answer: { readonly body: Buffer | BodyParts; readonly etag: string },
   type = JSON_TYPE,
 ): FastifyReply {
   const revalidation = { etag: answer.etag, cacheControl: REVALIDATE };
-  return (
-    sendNotModified(request, reply, revalidation) ?? setRevalidation(reply, revalidation).type(type).send(answer.body)
-  );
+  const notModified = sendNotModified(request, reply, revalidation);
+  if (notModified !== undefined) return notModified;
+  const { body } = answer;
+  setRevalidation(reply, revalidation).type(type);
+  return reply.send(Buffer.isBuffer(body) ? body : sendableBody(reply, body));
 }

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { preferredWait } from './prefer.js';
+import { preferredWait, prefersMinimal } from './prefer.js';
 
 it("reads Prefer's wait in whole seconds, at most 60, and ignores what it does not understand", () => {
   expect(preferredWait(undefined)).toBeUndefined();
@@ -11,4 +11,15 @@ it("reads Prefer's wait in whole seconds, at most 60, and ignores what it does n
   for (const ignored of ['wait=0', 'wait=-1', 'wait=1.5', 'wait=soon', 'wait', 'return=minimal']) {
     expect(preferredWait(ignored)).toBeUndefined();
   }
+});
+
+it("reads Prefer's return=minimal among other preferences, the first return counting, and ignores other values", () => {
+  expect(prefersMinimal(undefined)).toBe(false);
+  expect(prefersMinimal('return=minimal')).toBe(true);
+  expect(prefersMinimal('return=minimal, wait=5')).toBe(true);
+  expect(prefersMinimal(['wait=5', 'RETURN = "minimal"; foo'])).toBe(true);
+  for (const ignored of ['return=representation', 'return=representation, return=minimal', 'return', 'return=min']) {
+    expect(prefersMinimal(ignored)).toBe(false);
+  }
+  expect(preferredWait('return=minimal, wait=5')).toBe(5);
 });

@@ -13,8 +13,6 @@ import {
   SECURITY,
   UNSUPPORTED_JSON_BODY,
   error,
-  json,
-  JSON_TYPE,
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import type { Edit, RulesChange } from './playlist-edit.service.js';
@@ -28,6 +26,7 @@ import {
   type MergePatch,
 } from './playlist-edit.operations.js';
 import { PlaylistParams, UNKNOWN_SONGS, type PlaylistWithSongs } from './playlist.schemas.js';
+import { minimalSchema, PREFER_HEADER, sendWriteAnswer, writeAnswerDoc } from './write-answer.http.js';
 
 export interface PlaylistEditRouteDeps {
   readonly playlists: Pick<PlaylistService, 'edit'>;
@@ -49,11 +48,12 @@ const ifMatchHeaders = Type.Object({
         'Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412.',
     }),
   ),
+  prefer: PREFER_HEADER,
 });
-/** What `sendEdit` reads of an edit's request: the playlist's id, `If-Match` and the caller. */
+/** What `sendEdit` reads of an edit's request: the playlist's id, `If-Match`, `Prefer` and the caller. */
 type EditRequest = Pick<FastifyRequest, 'caller'> & {
   readonly params: { readonly playlistId: number };
-  readonly headers: { readonly 'if-match'?: string };
+  readonly headers: { readonly 'if-match'?: string; readonly prefer?: string | string[] | undefined };
 };
 
 const ETAG_HEADER = {
@@ -67,7 +67,12 @@ const ETAG_HEADER = {
 /** The answers every edit documents. */
 function editAnswers(limits: Limits) {
   return {
-    200: json('The edited playlist, as GET now answers it.', playlistRef, ETAG_HEADER),
+    200: writeAnswerDoc(
+      'The edited playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`).',
+      playlistRef,
+      minimalSchema(),
+      ETAG_HEADER,
+    ),
     400: BAD_REQUEST,
     403: FORBIDDEN,
     404: NOT_FOUND,
@@ -119,7 +124,10 @@ function jsonPatchCost(body: unknown): number {
   return cost;
 }
 
-/** Runs the edit of the request's playlist, under its `If-Match`, and answers the edited playlist with its ETag. */
+/**
+ * Runs the edit of the request's playlist, under its `If-Match`, and answers the edited playlist with its ETag (with
+ * `Prefer: return=minimal`, its version).
+ */
 async function sendEdit(
   playlists: PlaylistEditRouteDeps['playlists'],
   request: EditRequest,
@@ -132,7 +140,11 @@ async function sendEdit(
   const { playlistId } = request.params;
   const expected = expectedEtag(request.headers['if-match']);
   const edited = await playlists.edit(userId, playlistId, expected, change, cost, 'edit', rules);
-  return reply.header('etag', edited.etag).type(JSON_TYPE).send(edited.body);
+  return sendWriteAnswer(request, reply, {
+    etag: edited.etag,
+    minimal: { version: edited.version },
+    body: edited.body,
+  });
 }
 
 /**

@@ -8,7 +8,7 @@ import { playlistLength } from './playlist-store.repository.js';
 import type { Current, Decision, PlaylistStore } from './playlist.store.js';
 import { EditRefused } from './playlist-edit.checks.js';
 import type { PlaylistDocument } from './playlist-edit.operations.js';
-import { playlistEtag, playlistEtags, render, type PlaylistAnswer } from './playlist.render.js';
+import { playlistEtag, playlistEtags, writeAnswer, type WriteAnswer } from './playlist.render.js';
 import { LONG_PLAYLIST, largeRequests } from './large-requests.js';
 import type { Grant, PlaylistAccess } from './playlist.access.js';
 import { findRuleCycle, ruleCycleError } from '../smart/rules.cycles.js';
@@ -18,8 +18,11 @@ import { writeSmartInputs } from '../smart/smart.repository.js';
 import type { Rules } from '../smart/rules.js';
 import { checkRulePlaylists, smartSongsByHand } from '../smart/smart.checks.js';
 
-/** An edit's answer: the edited playlist as the editor now reads it, and how many songs it holds. */
-export type Edited = PlaylistAnswer & { readonly id: number; readonly songCount: number };
+/**
+ * An edit's answer: the edited playlist as the editor now reads it (its version, its ETag, and its JSON written only
+ * when asked for), and how many songs it holds.
+ */
+export type Edited = WriteAnswer & { readonly id: number; readonly songCount: number };
 
 /** An edit: the playlist as it is now to the playlist as it will be, or an EditRefused that changes nothing. */
 export type Edit = (current: PlaylistDocument) => PlaylistDocument;
@@ -118,7 +121,7 @@ export function playlistEditor(
     // Without rules to check, deciding only reads: on PostgreSQL the edit is tried first without a transaction.
     const edited = await store.edit(id, userId, kind, decide, { readsOnly: rules == null });
     if (edited === undefined) throw await access.refusal(userId, id);
-    return { id, ...render(edited.snapshot, grant), songCount: edited.entries.length };
+    return { id, ...writeAnswer(edited.snapshot, grant), songCount: edited.entries.length };
   }
 
   return {

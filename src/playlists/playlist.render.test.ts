@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { OWNER, PLAYLIST_FORMS, playlistEtag, playlistEtags, render, snapshotOf } from './playlist.render.js';
+import {
+  entriesPageEtag,
+  lazySnapshotOf,
+  OWNER,
+  PLAYLIST_FORMS,
+  playlistEtag,
+  playlistEtags,
+  render,
+  snapshotOf,
+  writeAnswer,
+} from './playlist.render.js';
 
 const read = {
   id: 7,
@@ -50,5 +60,38 @@ describe('render', () => {
     expect(new Set(all).size).toBe(all.length);
     for (const tag of all) expect(tag).toMatch(/^"[\x21\x23-\x7e]+"$/);
     expect(playlistEtags(at, 'viewer')).toEqual(PLAYLIST_FORMS.map((form) => playlistEtag(at, form, 'viewer')));
+  });
+
+  it("tags a page of the entries by its limit and after, apart from every form's and every other page's", () => {
+    const at = { id: 7, version: 3, catalogVersion: 2 };
+    expect(entriesPageEtag(at, 'owner', 10, undefined)).toBe('"7.3.2.entries.10"');
+    expect(entriesPageEtag(at, 'viewer', 10, 'e12')).toBe('"7.3.2.viewer.entries.10.e12"');
+    const pages = [
+      ...PLAYLIST_FORMS.map((form) => playlistEtag(at, form, 'owner')),
+      entriesPageEtag(at, 'owner', 10, undefined),
+      entriesPageEtag(at, 'owner', 10, 'e1'),
+      entriesPageEtag(at, 'owner', 11, 'e1'),
+      entriesPageEtag(at, 'owner', 1, 'e10'),
+      entriesPageEtag(at, 'editor', 10, 'e1'),
+      entriesPageEtag({ ...at, version: 4 }, 'owner', 10, 'e1'),
+    ];
+    expect(new Set(pages).size).toBe(pages.length);
+  });
+});
+
+describe("a write's answer", () => {
+  it('writes the JSON only when its body is asked for, and then as render does', () => {
+    let written = 0;
+    const title = { toJSON: () => ((written += 1), 'A') };
+    const songs = [{ id: 1, title: title as unknown as string, artist: 'C' }];
+    const snapshot = lazySnapshotOf({ ...read, songs });
+    const answer = writeAnswer(snapshot, { role: 'editor', ownerName: 'z' });
+    expect(answer.version).toBe(3);
+    expect(answer.etag).toBe(playlistEtag(read, 'json', 'editor'));
+    expect(written).toBe(0);
+    const body = answer.body().toString('utf8');
+    expect(body).toBe(render(snapshotOf({ ...read, songs }), { role: 'editor', ownerName: 'z' }).body.toString('utf8'));
+    expect(snapshot.json).toBe(snapshot.json);
+    expect(written).toBe(2);
   });
 });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ExportFormat } from '../formats/formats.js';
+import type { BodyParts } from '../http/body-parts.js';
 import type { Role } from '../domain/roles.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
@@ -82,6 +83,16 @@ export function playlistEtag(at: AnswerAt, form: PlaylistForm, role: Viewer['rol
   return `"${id}.${version}.${catalogVersion}${role === 'owner' ? '' : `.${role}`}${form === 'json' ? '' : `.${form}`}"`;
 }
 
+/**
+ * The strong ETag of a page of the entries form (`GET …/entries?limit=N&after=E`): the form's tag with the page's
+ * bounds, its limit and the entry it starts after (none for the first page), `"7.3.2.entries.10.e12"`, so that each
+ * page, and the whole list, has a tag of its own that changes with the playlist as the form's does.
+ */
+export function entriesPageEtag(at: AnswerAt, role: Viewer['role'], limit: number, after: string | undefined): string {
+  const form = playlistEtag(at, 'entries', role);
+  return `${form.slice(0, -1)}.${limit}${after === undefined ? '' : `.${after}`}"`;
+}
+
 /** The current tags of every form of a playlist at `at` to a reader in `role`: what a write's `If-Match` may name. */
 export function playlistEtags(at: AnswerAt, role: Viewer['role']): string[] {
   return PLAYLIST_FORMS.map((form) => playlistEtag(at, form, role));
@@ -120,6 +131,25 @@ export function snapshotOf(read: PlaylistRead): Snapshot {
 }
 
 /**
+ * As snapshotOf, with its JSON written the first time it is read: a write's snapshot, whose answer with `Prefer:
+ * return=minimal` never writes it (see writeAnswer).
+ */
+export function lazySnapshotOf(read: PlaylistRead): Snapshot {
+  let json: Buffer | undefined;
+  return {
+    id: read.id,
+    version: read.version,
+    catalogVersion: read.catalogVersion,
+    name: read.name,
+    smart: read.rules != null,
+    get json() {
+      json ??= snapshotOf(read).json;
+      return json;
+    },
+  };
+}
+
+/**
  * The JSON answer of a playlist to a viewer, and its ETag: the owner's is the snapshot's JSON as it is; a member's
  * or a link's is the same document with its fields after the others.
  */
@@ -128,6 +158,25 @@ export function render(snapshot: Snapshot, viewer: Viewer): PlaylistAnswer {
   if (viewer.role === 'owner') return { body: snapshot.json, etag };
   const fields = `${viewerMembers(viewer)}}`;
   return { body: Buffer.concat([snapshot.json.subarray(0, snapshot.json.length - 1), Buffer.from(fields)]), etag };
+}
+
+/**
+ * A write's answer to a viewer: the playlist's new version and the ETag of its JSON, known without writing it, and the
+ * JSON itself (`body`), written only when asked for: an answer with `Prefer: return=minimal` is `{"version"}`.
+ */
+export interface WriteAnswer {
+  readonly version: number;
+  readonly etag: string;
+  readonly body: () => Buffer;
+}
+
+/** The answer of a write that left the playlist at `snapshot` (a lazy one: lazySnapshotOf), to a viewer. */
+export function writeAnswer(snapshot: Snapshot, viewer: Viewer): WriteAnswer {
+  return {
+    version: snapshot.version,
+    etag: playlistEtag(snapshot, 'json', viewer.role),
+    body: () => render(snapshot, viewer).body,
+  };
 }
 
 /** Songs serialized between two turns of the event loop. */
@@ -156,22 +205,53 @@ const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
-/** A page: the JSON array of the playlists' answers, joined as bytes without parsing them again. */
-export function pageJson(answers: readonly PlaylistAnswer[]): Buffer {
+/**
+ * A playlist as a page shows it to a viewer: the ETag of its JSON answer, and that answer's bytes in pieces (the
+ * snapshot's JSON, shared, not copied, and a member's or a link's fields after it), as `render` would join them.
+ */
+export interface PageItem {
+  readonly etag: string;
+  readonly parts: readonly Buffer[];
+}
+
+/**
+ * The snapshot as a page shows it to a viewer. A page of members' answers is joined once, from the snapshots' own
+ * bytes: joining each answer first (`render`) copied every song of the page twice, megabytes for a page of long
+ * playlists, and the garbage of those copies cost the event loop more than the copying.
+ */
+export function pageItem(snapshot: Snapshot, viewer: Viewer): PageItem {
+  const etag = playlistEtag(snapshot, 'json', viewer.role);
+  if (viewer.role === 'owner') return { etag, parts: [snapshot.json] };
+  const fields = Buffer.from(`${viewerMembers(viewer)}}`);
+  return { etag, parts: [snapshot.json.subarray(0, snapshot.json.length - 1), fields] };
+}
+
+/**
+ * A page: the JSON array of the playlists' answers, as the pieces of bytes to send in turn, without parsing them
+ * again nor joining them here (see sendableBody).
+ */
+export function pageJson(items: readonly PageItem[]): BodyParts {
   const parts: Buffer[] = [OPEN];
-  answers.forEach((answer, i) => {
-    if (i > 0) parts.push(COMMA);
-    parts.push(answer.body);
+  let length = OPEN.length + CLOSE.length;
+  items.forEach((item, i) => {
+    if (i > 0) {
+      parts.push(COMMA);
+      length += COMMA.length;
+    }
+    for (const part of item.parts) {
+      parts.push(part);
+      length += part.length;
+    }
   });
   parts.push(CLOSE);
-  return Buffer.concat(parts);
+  return { parts, length };
 }
 
 /**
  * A page's weak ETag, over what it shows: its playlists' own tags and the total in `X-Total-Count`. Weak, since
  * the same tag stands for the page whatever headers (`Link`) come with it.
  */
-export function pageEtag(answers: readonly PlaylistAnswer[], total: number): string {
+export function pageEtag(answers: readonly { readonly etag: string }[], total: number): string {
   const hash = createHash('sha1').update(String(total));
   for (const answer of answers) hash.update(answer.etag);
   return `W/"${hash.digest('base64url')}"`;

@@ -98,7 +98,9 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
       },
       handler: async (request, reply) => {
         const page = await playlists.list(request.caller.userId, request.query);
-        setPageHeaders(request, reply, request.query, page.total);
+        // The links stay in the scope asked for: `next` of the shared list is its next page, not the caller's own.
+        const { scope } = request.query;
+        setPageHeaders(request, reply, request.query, page.total, { scope: scope === 'own' ? undefined : scope });
         return sendRevalidated(request, reply, page);
       },
     },

@@ -7,13 +7,16 @@ import { playlistEditor } from './playlist-edit.service.js';
 import {
   OWNER,
   pageEtag,
+  pageItem,
   pageJson,
   render,
   type AnswerAt,
+  type PageItem,
   type PlaylistAnswer,
   type Snapshot,
 } from './playlist.render.js';
 import type { Limits, SearchSettings } from '../config.js';
+import type { BodyParts } from '../http/body-parts.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
 import { ApiError } from '../http/errors.js';
@@ -48,8 +51,8 @@ export interface CoverFacts {
 }
 
 export interface Page {
-  /** The page as JSON bytes: an array of `playlistwithsongs`. */
-  readonly body: Buffer;
+  /** The page as JSON bytes, in pieces to send in turn: an array of `playlistwithsongs`. */
+  readonly body: BodyParts;
   readonly total: number;
   /** A weak ETag over what the page shows. */
   readonly etag: string;
@@ -135,16 +138,16 @@ export function playlistService(
   });
 
   /** A page's answers as the caller sees them: those shared with them carry the owner's name and their role. */
-  function asMemberSees(found: PageSnapshots, memberships: ReadonlyMap<number, Membership>): PlaylistAnswer[] {
-    return found.snapshots.map((snapshot, i) => render(snapshot, memberships.get(found.ids[i]!) ?? OWNER));
+  function asMemberSees(found: PageSnapshots, memberships: ReadonlyMap<number, Membership>): PageItem[] {
+    return found.snapshots.map((snapshot, i) => pageItem(snapshot, memberships.get(found.ids[i]!) ?? OWNER));
   }
 
-  function page(answers: readonly PlaylistAnswer[], total: number): Page {
-    return { body: pageJson(answers), total, etag: pageEtag(answers, total) };
+  function page(items: readonly PageItem[], total: number): Page {
+    return { body: pageJson(items), total, etag: pageEtag(items, total) };
   }
 
   /** The caller's own playlists' answers. */
-  const asOwnerSees = (found: PageSnapshots) => found.snapshots.map((snapshot) => render(snapshot, OWNER));
+  const asOwnerSees = (found: PageSnapshots) => found.snapshots.map((snapshot) => pageItem(snapshot, OWNER));
 
   async function create(
     userId: number,

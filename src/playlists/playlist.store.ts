@@ -11,7 +11,7 @@ import { releasePlaylistSlot, reservePlaylistSlot } from '../users/user.reposito
 import { planEntries, type Entry, type StoredEntry, type WantedSlot } from './entry-order.js';
 import { notInCatalog, quotaReached } from './playlist.errors.js';
 import { PlaylistEvents } from './playlist.events.js';
-import { snapshotOf, type Snapshot } from './playlist.render.js';
+import { lazySnapshotOf, type Snapshot } from './playlist.render.js';
 import {
   createPlaylistAtOnce,
   deletePlaylist,
@@ -37,8 +37,8 @@ export interface ShownSong {
 }
 
 /**
- * A playlist as a write left it: the snapshot every answer is rendered from (playlist.render.ts), and its entries
- * with their songs, in order.
+ * A playlist as a write left it: the snapshot every answer is rendered from (playlist.render.ts; its JSON written when
+ * first read, so an answer that does not show it never writes it), and its entries with their songs, in order.
  */
 export interface Written {
   readonly snapshot: Snapshot;
@@ -123,7 +123,7 @@ export function playlistStore(db: Db) {
   ): Written {
     const shown = songs.map(({ id: songId, title, artist }) => ({ id: songId, title, artist }));
     return {
-      snapshot: snapshotOf({ id, version, catalogVersion, name, songs: shown, rules, rulesStatus }),
+      snapshot: lazySnapshotOf({ id, version, catalogVersion, name, songs: shown, rules, rulesStatus }),
       entries: entries.map((entry, i) => ({ ...entry, song: shown[i]! })),
       rules,
       rulesStatus,

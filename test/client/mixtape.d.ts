@@ -289,7 +289,7 @@ export interface paths {
         };
         /**
          * Get a playlist's entries
-         * @description The playlist with the entry of each slot: an id of its own, kept through every edit until the slot is removed, which merged edits (`POST …/edits`) name.
+         * @description The playlist with the entry of each slot: an id of its own, kept through every edit until the slot is removed, which merged edits (`POST …/edits`) name. With `limit`, a page of them: follow `Link` `rel="next"` to the end; each page carries the `version` it was read at, and a client whose pages carry different versions reads them again from the first.
          */
         get: operations["getplaylistentries"];
         put?: never;
@@ -633,7 +633,7 @@ export interface paths {
         };
         /**
          * Alias of GET /v3/playlist/{playlist-id}/entries
-         * @description The playlist with the entry of each slot: an id of its own, kept through every edit until the slot is removed, which merged edits (`POST …/edits`) name.
+         * @description The playlist with the entry of each slot: an id of its own, kept through every edit until the slot is removed, which merged edits (`POST …/edits`) name. With `limit`, a page of them: follow `Link` `rel="next"` to the end; each page carries the `version` it was read at, and a client whose pages carry different versions reads them again from the first.
          */
         get: operations["getplaylistentriesPlural"];
         put?: never;
@@ -2492,6 +2492,8 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -2516,19 +2518,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The edited playlist, as GET now answers it. */
+            /** @description The edited playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the edited playlist, as GET now answers it; a compressed answer's names its coding (`"…-gzip"`). */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/json": components["schemas"]["playlistwithsongs"] | {
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
+                    };
                 };
             };
             /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
@@ -2769,6 +2776,8 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -2813,19 +2822,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The edited playlist, as GET now answers it. */
+            /** @description The edited playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the edited playlist, as GET now answers it; a compressed answer's names its coding (`"…-gzip"`). */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/json": components["schemas"]["playlistwithsongs"] | {
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
+                    };
                 };
             };
             /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
@@ -3067,6 +3081,8 @@ export interface operations {
             header?: {
                 /** @description Apply only if the playlist is still as this ETag describes it: the current tag of any of its forms (entries, JSON, a file, an earlier edit), compressed or not; `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -3093,15 +3109,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in order. */
+            /** @description The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in order; with `Prefer: return=minimal`, `{"version", "results"}`: the version the edit left instead of the playlist (the same `ETag`, no `Content-Location`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
-                    /** @description The entries form that `playlist` is: `/v3/playlist/{id}/entries`. */
+                    /** @description The entries form that `playlist` is: `/v3/playlist/{id}/entries` (not with `Prefer: return=minimal`). */
                     "Content-Location"?: string;
                     /** @description The ETag of the entries form, as `GET …/entries` now answers it (304 to it in `If-None-Match`). */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
@@ -3110,6 +3128,10 @@ export interface operations {
                     "application/json": {
                         playlist: components["schemas"]["playlistentries"];
                         results: components["schemas"]["editResult"][];
+                    } | {
+                        results: components["schemas"]["editResult"][];
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
                     };
                 };
             };
@@ -3244,7 +3266,15 @@ export interface operations {
     };
     getplaylistentries: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Answer a page of at most this many entries (the `Link` header names the next page); without it, every entry */
+                limit?: number;
+                /**
+                 * @description With `limit`: the page starts after this entry, the last of the page before (absent: from the first). An entry the playlist no longer has is 409: start again from the first page
+                 * @example e12
+                 */
+                after?: string;
+            };
             header?: {
                 /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
                 "if-none-match"?: string;
@@ -3257,13 +3287,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The playlist with its entries. */
+            /** @description The playlist with its entries; with `limit`, with those of the page only. */
             200: {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
+                    /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. A page's: Strong validator of this page of the entries form to this caller: made as the form's is, with the page's `limit` and `after`, so each page's differs from the others' and from the whole list's, and changes with the playlist; not one a write's `If-Match` takes. */
                     ETag?: string;
+                    /** @description With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
+                    Link?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
@@ -3272,13 +3304,15 @@ export interface operations {
                     "application/json": components["schemas"]["playlistentries"];
                 };
             };
-            /** @description The entries have not changed since the ETag sent in `If-None-Match`. */
+            /** @description The entries (or the page) have not changed since the ETag sent in `If-None-Match`. */
             304: {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
+                    /** @description With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
+                    Link?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
@@ -3307,6 +3341,15 @@ export interface operations {
             };
             /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `after` is not an entry of the playlist now (it was removed since the page before was read, or it never was one): read the pages again from the first. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4174,6 +4217,8 @@ export interface operations {
             header?: {
                 /** @description Restore only if the playlist is still as this ETag describes it: the current tag of any of its forms (JSON, entries, a file); `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete (in any form). */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -4191,19 +4236,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The restored playlist, as GET now answers it. */
+            /** @description The restored playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the restored playlist, as GET now answers it. */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/json": components["schemas"]["playlistwithsongs"] | {
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
+                    };
                 };
             };
             /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
@@ -4330,6 +4380,8 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -4348,19 +4400,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The edited playlist, as GET now answers it. */
+            /** @description The edited playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the edited playlist, as GET now answers it; a compressed answer's names its coding (`"…-gzip"`). */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/json": components["schemas"]["playlistwithsongs"] | {
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
+                    };
                 };
             };
             /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
@@ -5386,6 +5443,8 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -5410,19 +5469,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The edited playlist, as GET now answers it. */
+            /** @description The edited playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the edited playlist, as GET now answers it; a compressed answer's names its coding (`"…-gzip"`). */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/json": components["schemas"]["playlistwithsongs"] | {
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
+                    };
                 };
             };
             /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
@@ -5663,6 +5727,8 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -5707,19 +5773,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The edited playlist, as GET now answers it. */
+            /** @description The edited playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the edited playlist, as GET now answers it; a compressed answer's names its coding (`"…-gzip"`). */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/json": components["schemas"]["playlistwithsongs"] | {
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
+                    };
                 };
             };
             /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
@@ -5961,6 +6032,8 @@ export interface operations {
             header?: {
                 /** @description Apply only if the playlist is still as this ETag describes it: the current tag of any of its forms (entries, JSON, a file, an earlier edit), compressed or not; `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -5987,15 +6060,17 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in order. */
+            /** @description The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in order; with `Prefer: return=minimal`, `{"version", "results"}`: the version the edit left instead of the playlist (the same `ETag`, no `Content-Location`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
-                    /** @description The entries form that `playlist` is: `/v3/playlist/{id}/entries`. */
+                    /** @description The entries form that `playlist` is: `/v3/playlist/{id}/entries` (not with `Prefer: return=minimal`). */
                     "Content-Location"?: string;
                     /** @description The ETag of the entries form, as `GET …/entries` now answers it (304 to it in `If-None-Match`). */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
@@ -6004,6 +6079,10 @@ export interface operations {
                     "application/json": {
                         playlist: components["schemas"]["playlistentries"];
                         results: components["schemas"]["editResult"][];
+                    } | {
+                        results: components["schemas"]["editResult"][];
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
                     };
                 };
             };
@@ -6138,7 +6217,15 @@ export interface operations {
     };
     getplaylistentriesPlural: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Answer a page of at most this many entries (the `Link` header names the next page); without it, every entry */
+                limit?: number;
+                /**
+                 * @description With `limit`: the page starts after this entry, the last of the page before (absent: from the first). An entry the playlist no longer has is 409: start again from the first page
+                 * @example e12
+                 */
+                after?: string;
+            };
             header?: {
                 /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
                 "if-none-match"?: string;
@@ -6151,13 +6238,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The playlist with its entries. */
+            /** @description The playlist with its entries; with `limit`, with those of the page only. */
             200: {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
-                    /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
+                    /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. A page's: Strong validator of this page of the entries form to this caller: made as the form's is, with the page's `limit` and `after`, so each page's differs from the others' and from the whole list's, and changes with the playlist; not one a write's `If-Match` takes. */
                     ETag?: string;
+                    /** @description With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
+                    Link?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
@@ -6166,13 +6255,15 @@ export interface operations {
                     "application/json": components["schemas"]["playlistentries"];
                 };
             };
-            /** @description The entries have not changed since the ETag sent in `If-None-Match`. */
+            /** @description The entries (or the page) have not changed since the ETag sent in `If-None-Match`. */
             304: {
                 headers: {
                     /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
+                    /** @description With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
+                    Link?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
@@ -6201,6 +6292,15 @@ export interface operations {
             };
             /** @description No such playlist for this user (another user's playlist, not shared with them, answers the same). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `after` is not an entry of the playlist now (it was removed since the page before was read, or it never was one): read the pages again from the first. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7068,6 +7168,8 @@ export interface operations {
             header?: {
                 /** @description Restore only if the playlist is still as this ETag describes it: the current tag of any of its forms (JSON, entries, a file); `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete (in any form). */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -7085,19 +7187,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The restored playlist, as GET now answers it. */
+            /** @description The restored playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the restored playlist, as GET now answers it. */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/json": components["schemas"]["playlistwithsongs"] | {
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
+                    };
                 };
             };
             /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
@@ -7224,6 +7331,8 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
+                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                prefer?: string;
             };
             path: {
                 /** @description Playlist id */
@@ -7242,19 +7351,24 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The edited playlist, as GET now answers it. */
+            /** @description The edited playlist, as GET now answers it; with `Prefer: return=minimal`, `{"version"}` only (the same `ETag`). */
             200: {
                 headers: {
                     /** @description `no-store`: answers for one user are never cached on the way. */
                     "Cache-Control"?: string;
                     /** @description Strong validator of the edited playlist, as GET now answers it; a compressed answer's names its coding (`"…-gzip"`). */
                     ETag?: string;
+                    /** @description `return=minimal` when the request preferred it (`Prefer: return=minimal`): the answer is the minimal one. */
+                    "Preference-Applied"?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["playlistwithsongs"];
+                    "application/json": components["schemas"]["playlistwithsongs"] | {
+                        /** @description The playlist's version the write left (counted up by each edit) */
+                        version: number;
+                    };
                 };
             };
             /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */

@@ -162,8 +162,17 @@ describeEachDatabase('a client generated from docs/openapi.json (%s)', (t) => {
     const [renamed] = second.data.results;
     expect(renamed?.applied).toBe(true);
     expect(renamed?.reason).toBeUndefined();
+    // The answer is the playlist, or with `Prefer: return=minimal` its version: told apart by their members.
+    if (!('playlist' in second.data)) throw new Error('edits: the whole answer was not sent');
     expect(second.data.playlist.name).toBe('Offline, day 2');
     expect(second.data.playlist.entries.map((entry) => entry.id)).toEqual([5, 1, 2, 3, 4]);
+    const brief = await client.POST('/v3/playlist/{playlist-id}/edits', {
+      params: { path, header: { prefer: 'return=minimal' } },
+      body: { ops: [{ op: 'rename', name: 'Offline, day 3' }] },
+    });
+    if (brief.data === undefined || !('version' in brief.data)) throw new Error(`edits: ${brief.response.status}`);
+    expect(brief.data.version).toBe(second.data.playlist.version + 1);
+    expect(brief.response.headers.get('preference-applied')).toBe('return=minimal');
 
     const refused = await client.POST('/v3/playlist/{playlist-id}/edits', {
       params: { path },

@@ -337,6 +337,11 @@ describeEachDatabase('edits that match the document (%s)', (t) => {
 
       const songs = `${one}/songs`;
       await edit('post', songs, 200, { url: `${url}/songs`, payload: { songIds: [6], position: 0 } });
+      // In brief (`Prefer: return=minimal`): `{"version"}`, which the document lists too.
+      const brief = { 'content-type': 'application/json', prefer: 'return=minimal' };
+      await edit('post', songs, 200, { url: `${url}/songs`, headers: brief, payload: { songIds: [7] } });
+      await edit('put', one, 200, { headers: brief, payload: { name: 'Whole', songIds: [4, 5, 6] } });
+      await edit('patch', one, 200, { headers: { ...merge, prefer: 'return=minimal' }, payload: '{"name":"Brief"}' });
       await edit('post', songs, 409, { url: `${url}/songs`, payload: { songIds: [6], position: 99 } });
       await edit('post', songs, 400, { url: `${url}/songs`, payload: { songIds: [], position: -1 } });
       await edit('post', songs, 412, { url: `${url}/songs`, headers: { 'if-match': etag }, payload: { songIds: [6] } });
@@ -427,6 +432,11 @@ describeEachDatabase('history that matches the document (%s)', (t) => {
       await call('get', `${one}/diff`, 404, { url: `${base}/999999/diff?from=1` });
       const json = { 'content-type': 'application/json' };
       await call('post', `${one}/restore`, 200, { url: `${url}/restore`, headers: json, payload: { version: 1 } });
+      await call('post', `${one}/restore`, 200, {
+        url: `${url}/restore`,
+        headers: { ...json, prefer: 'return=minimal' },
+        payload: { version: 1 },
+      });
       await call('post', `${one}/restore`, 412, {
         url: `${url}/restore`,
         headers: { ...json, 'if-match': '"stale"' },
@@ -584,6 +594,10 @@ describeEachDatabase('entries and merged edits that match the document (%s)', (t
         url: `${at}/entries`,
         headers: { security, 'if-none-match': etag },
       });
+      const page = await expectStatus('get', entriesPath, 200, { url: `${at}/entries?limit=1`, headers: { security } });
+      expect(page.headers.link).toContain('rel="next"');
+      await expectStatus('get', entriesPath, 409, { url: `${at}/entries?limit=1&after=e999`, headers: { security } });
+      await expectStatus('get', entriesPath, 400, { url: `${at}/entries?limit=0`, headers: { security } });
       await expectStatus('get', entriesPath, 400, { url: `${base}/abc/entries`, headers: { security } });
       await expectStatus('get', entriesPath, 404, { url: `${base}/999999/entries`, headers: { security } });
       await expectStatus('get', entriesPath, 401, { url: `${at}/entries` });
@@ -595,6 +609,13 @@ describeEachDatabase('entries and merged edits that match the document (%s)', (t
       });
       const insert = { op: 'insert', songIds: [3], after: first!.entry };
       const done = await expectStatus('post', editsPath, 200, edits({ base: 1, key: 'k1', ops: [insert] }));
+      const brief = await expectStatus(
+        'post',
+        editsPath,
+        200,
+        edits({ ops: [{ op: 'rename', name: 'Merged' }] }, { ...json, prefer: 'return=minimal' }),
+      );
+      expect(brief.headers['preference-applied']).toBe('return=minimal');
       await expectStatus('post', editsPath, 400, edits({ ops: [{ op: 'move', after: null }] }));
       await expectStatus(
         'post',

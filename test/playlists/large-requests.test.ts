@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
 import { describeEachDatabase } from '../helpers/each-database.js';
 import { createPlaylist, expectError, type PlaylistBody } from '../helpers/requests.js';
@@ -36,6 +37,63 @@ describeEachDatabase('large requests on %s', (t) => {
     // A page that starts in the middle still reads each playlist whole.
     const tail = await t.app.inject({ method: 'GET', url: '/v3/playlist?limit=2&offset=3', headers: { security } });
     expect(tail.json<PlaylistBody[]>()).toEqual(created.slice(3));
+  });
+
+  it("answers a member's page of long playlists as their answers joined, with its length, compressed or not", async () => {
+    const owner = await t.addUser('long-owner');
+    const member = await t.addUser('long-member');
+    const shared: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { id } = await createPlaylist(t.app, owner, `long shared ${i} marker`, longSongs(i));
+      const share = await t.app.inject({
+        method: 'PUT',
+        url: `/v3/playlist/${id}/members/long-member`,
+        headers: { security: owner, 'content-type': 'application/json' },
+        payload: JSON.stringify({ role: i === 1 ? 'editor' : 'viewer' }),
+      });
+      expect(share.statusCode, share.body).toBe(200);
+      shared.push(id);
+    }
+    // Each playlist's answer to the member, as its own GET gives it: a page is these bytes in an array.
+    const answers: Buffer[] = [];
+    for (const id of shared) {
+      answers.push((await t.app.inject({ url: `/v3/playlist/${id}`, headers: { security: member } })).rawPayload);
+    }
+    const joined = Buffer.concat([
+      Buffer.from('['),
+      Buffer.concat(answers.flatMap((a, i) => (i === 0 ? [a] : [Buffer.from(','), a]))),
+      Buffer.from(']'),
+    ]);
+    expect(joined.length).toBeGreaterThan(65_536);
+
+    for (const url of [
+      '/v3/playlist?scope=shared',
+      '/v3/playlist?scope=shared&search=marker',
+      '/v3/playlist?scope=all',
+    ]) {
+      const plain = await t.app.inject({ url, headers: { security: member } });
+      expect(plain.statusCode, url).toBe(200);
+      expect(plain.rawPayload.equals(joined), url).toBe(true);
+      expect(plain.headers['content-length'], url).toBe(String(joined.length));
+      expect(plain.headers['x-total-count'], url).toBe('3');
+      const head = await t.app.inject({ method: 'HEAD', url, headers: { security: member } });
+      expect(head.headers['content-length'], url).toBe(String(joined.length));
+      expect(head.headers.etag, url).toBe(plain.headers.etag);
+      for (const [coding, decode] of [
+        ['gzip', gunzipSync],
+        ['br', brotliDecompressSync],
+      ] as const) {
+        const coded = await t.app.inject({ url, headers: { security: member, 'accept-encoding': coding } });
+        expect(coded.headers['content-encoding'], `${url} ${coding}`).toBe(coding);
+        expect(decode(coded.rawPayload).equals(joined), `${url} ${coding}`).toBe(true);
+        expect(coded.headers.etag, `${url} ${coding}`).toBe(plain.headers.etag);
+      }
+      const again = await t.app.inject({
+        url,
+        headers: { security: member, 'if-none-match': String(plain.headers.etag) },
+      });
+      expect(again.statusCode, url).toBe(304);
+    }
   });
 
   it("reads no song of another user's playlist: it costs what a missing one does", async () => {

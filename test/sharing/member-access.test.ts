@@ -212,8 +212,13 @@ describeEachDatabase('a shared playlist as its members see it (%s)', (t, dialect
     const all = await get(jon, '/v3/playlist?scope=all&limit=2');
     expect(ids(all)).toEqual([jons.id, ivys[0]!.id].sort((a, b) => a - b));
     expect(all.headers['x-total-count']).toBe('3');
+    // The page's links stay in its scope.
+    expect(all.headers.link).toBe('</v3/playlist?limit=2&offset=2&scope=all>; rel="next"');
+    const secondShared = await get(jon, '/v3/playlist?scope=shared&limit=1&offset=1');
+    expect(secondShared.headers.link).toBe('</v3/playlist?limit=1&offset=0&scope=shared>; rel="prev"');
     const rest = await get(jon, '/v3/playlist?scope=all&limit=2&offset=2');
     expect(ids(rest)).toEqual([ivys[2]!.id]);
+    expect(rest.headers.link).toBe('</v3/playlist?limit=2&offset=0&scope=all>; rel="prev"');
     expect(rest.headers['x-total-count']).toBe('3');
     expect(rest.json<Seen[]>()[0]).toMatchObject({ owner: ivy.name, role: 'editor' });
     for (const [past, total] of [

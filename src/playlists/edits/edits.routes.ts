@@ -13,15 +13,14 @@ import {
   UNSUPPORTED_JSON_BODY,
   error,
   IF_NONE_MATCH_HEADER,
-  json,
   notModified,
   revalidatedJson,
-  JSON_TYPE,
 } from '../../http/responses.js';
-import { ErrorBody } from '../../http/errors.js';
+import { ApiError, ErrorBody } from '../../http/errors.js';
 import { routeWithPluralAlias, type TypedApp } from '../../http/routes.js';
 import { editSchemas } from '../playlist-edit.operations.js';
 import { PlaylistParams, PlaylistWithSongs } from '../playlist.schemas.js';
+import { minimalSchema, PREFER_HEADER, sendWriteAnswer, writeAnswerDoc } from '../write-answer.http.js';
 import type { EditsRequest, EntryEdits } from './edits.service.js';
 
 export interface EntryEditRouteDeps {
@@ -42,6 +41,41 @@ const conditionalHeaders = Type.Object({
 });
 /** Ops a merged edit takes at most. */
 const MAX_OPS = 100;
+/** Entries a page of `GET …/entries` holds at most. */
+const MAX_PAGE = 1000;
+
+const PAGE_ETAG =
+  "Strong validator of this page of the entries form to this caller: made as the form's is, with the page's `limit` " +
+  "and `after`, so each page's differs from the others' and from the whole list's, and changes with the playlist; " +
+  "not one a write's `If-Match` takes.";
+const NEXT_LINK = {
+  Link: {
+    type: 'string' as const,
+    description:
+      'With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page.',
+  },
+};
+
+const EntriesQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_PAGE,
+      description:
+        'Answer a page of at most this many entries (the `Link` header names the next page); without it, every entry',
+    }),
+  ),
+  after: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 32,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description:
+        'With `limit`: the page starts after this entry, the last of the page before (absent: from the first). An entry the playlist no longer has is 409: start again from the first page',
+      examples: ['e12'],
+    }),
+  ),
+});
 
 const entryRef = (description: string) =>
   Type.String({ minLength: 1, maxLength: 32, pattern: '^[A-Za-z0-9_-]+$', description, examples: ['e12'] });
@@ -217,21 +251,51 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
         security: SECURITY,
         description:
           'The playlist with the entry of each slot: an id of its own, kept through every edit until the slot is ' +
-          'removed, which merged edits (`POST …/edits`) name.',
+          'removed, which merged edits (`POST …/edits`) name. With `limit`, a page of them: follow `Link` ' +
+          '`rel="next"` to the end; each page carries the `version` it was read at, and a client whose pages ' +
+          'carry different versions reads them again from the first.',
         params: PlaylistParams,
+        querystring: EntriesQuery,
         headers: conditionalHeaders,
         response: {
-          200: revalidatedJson('The playlist with its entries.', Type.Ref('playlistentries'), ENTRIES_ETAG),
-          304: notModified('The entries have not changed since the ETag sent in `If-None-Match`.', ENTRIES_ETAG),
+          200: revalidatedJson(
+            'The playlist with its entries; with `limit`, with those of the page only.',
+            Type.Ref('playlistentries'),
+            `${ENTRIES_ETAG} A page's: ${PAGE_ETAG}`,
+            NEXT_LINK,
+          ),
+          304: notModified(
+            'The entries (or the page) have not changed since the ETag sent in `If-None-Match`.',
+            ENTRIES_ETAG,
+            NEXT_LINK,
+          ),
           400: BAD_REQUEST,
           404: NOT_FOUND,
+          409: error(
+            '`after` is not an entry of the playlist now (it was removed since the page before was read, or it never was one): read the pages again from the first.',
+          ),
           410: GONE,
           ...AUTHENTICATED_ERRORS,
         },
       },
       handler: async (request, reply) => {
-        const read = () => edits.entries(request.caller.userId, request.params.playlistId);
-        return sendRevalidated(request, reply, await readWaiting(request, reply, live, read));
+        const { userId } = request.caller;
+        const id = request.params.playlistId;
+        const { limit, after } = request.query;
+        if (limit === undefined) {
+          if (after !== undefined)
+            throw ApiError.badRequest('The "after" query parameter needs "limit": it starts a page.');
+          const read = () => edits.entries(userId, id);
+          return sendRevalidated(request, reply, await readWaiting(request, reply, live, read));
+        }
+        const read = () => edits.entriesPage(userId, id, limit, after);
+        const page = await readWaiting(request, reply, live, read);
+        if (page.next !== undefined) {
+          const path = request.url.split('?')[0] ?? '/';
+          const query = new URLSearchParams({ limit: String(limit), after: page.next });
+          reply.header('link', `<${path}?${query.toString()}>; rel="next"`);
+        }
+        return sendRevalidated(request, reply, page);
       },
     },
     '',
@@ -263,12 +327,16 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
                 '(entries, JSON, a file, an earlier edit), compressed or not; `*`: any current version. Otherwise 412.',
             }),
           ),
+          prefer: PREFER_HEADER,
         }),
         body: Body,
         response: {
-          200: json(
-            'The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in order.',
+          200: writeAnswerDoc(
+            'The playlist as the edit left it, in its entries form (`GET …/entries`), and one result per op, in ' +
+              'order; with `Prefer: return=minimal`, `{"version", "results"}`: the version the edit left instead ' +
+              'of the playlist (the same `ETag`, no `Content-Location`).',
             Type.Object({ playlist: Type.Ref('playlistentries'), results: Type.Array(editResultRef) }),
+            minimalSchema({ results: Type.Array(editResultRef) }),
             {
               ETag: {
                 type: 'string' as const,
@@ -277,7 +345,8 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
               },
               'Content-Location': {
                 type: 'string' as const,
-                description: 'The entries form that `playlist` is: `/v3/playlist/{id}/entries`.',
+                description:
+                  'The entries form that `playlist` is: `/v3/playlist/{id}/entries` (not with `Prefer: return=minimal`).',
               },
             },
           ),
@@ -314,12 +383,9 @@ export function entryEditRoutes(app: TypedApp, deps: EntryEditRouteDeps): void {
           body,
           expectedEtag(request.headers['if-match']),
         );
-        return reply
-          .header('etag', done.etag)
-          .header('content-location', `/v3/playlist/${request.params.playlistId}/entries`)
-          .header('cache-control', 'no-store')
-          .type(JSON_TYPE)
-          .send(done.body);
+        reply.header('cache-control', 'no-store');
+        const entries = `/v3/playlist/${request.params.playlistId}/entries`;
+        return sendWriteAnswer(request, reply, done, { 'content-location': entries });
       },
     },
     '',

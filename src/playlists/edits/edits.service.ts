@@ -5,6 +5,7 @@ import { changesSince, entryRevisionsFrom, keptVersionName } from '../../history
 import { isExpected, preconditionFailed, type ExpectedEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import {
+  entriesPageEtag,
   playlistEtag,
   playlistEtags,
   rulesMembers,
@@ -17,6 +18,7 @@ import type { PlaylistService } from '../playlist.service.js';
 import type { Written } from '../playlist.store.js';
 import { findEditKey, insertEditKey, writesOfKeys } from './edit-keys.repository.js';
 import { entryName, entryNumber } from './entry-names.js';
+import { entryPageRows } from './entry-pages.repository.js';
 import { keptResults, readResults, requestDigest } from './kept-results.js';
 import {
   formerLists,
@@ -242,41 +244,103 @@ async function formerListsSince(
   });
 }
 
+/** What a read of a playlist's entries gives on each row: the playlist, its version and the catalog's, one entry. */
+interface EntryRow {
+  readonly name: string;
+  readonly version: number | string;
+  readonly catalog_version: number | string;
+  readonly rules: string | null;
+  readonly rules_status: string | null;
+  readonly entry: number | string | null;
+  readonly song_id: number | null;
+  readonly title: string | null;
+  readonly artist: string | null;
+}
+
+/** The entries the rows hold, with their songs, in order (an empty playlist's single row holds none). */
+const shownEntries = (rows: readonly EntryRow[]): Written['entries'] =>
+  rows.flatMap((row) =>
+    row.entry === null || row.song_id === null
+      ? []
+      : [
+          {
+            entry: Number(row.entry),
+            songId: row.song_id,
+            song: { id: row.song_id, title: row.title!, artist: row.artist! },
+          },
+        ],
+  );
+
+/** What the rows' answer is at (the versions were read with the entries, in the same statement), and its rules. */
+const readAt = (id: number, row: EntryRow) => ({
+  at: { id, version: Number(row.version), catalogVersion: Number(row.catalog_version) },
+  smart: { rules: row.rules, rulesStatus: row.rules_status },
+});
+
 /**
- * Entries and merged edits (API 1.6.0): `GET …/entries`, and `POST …/edits`, whose ops name entries and are made on a
- * base version, merged onto the current one (merge.ts), written through the playlist store as one revision.
+ * Entries and merged edits (API 1.6.0): `GET …/entries` (whole or a page of them), and `POST …/edits`, whose ops
+ * name entries and are made on a base version, merged onto the current one (merge.ts), written through the playlist
+ * store as one revision.
  */
 export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
   const q = db.kysely;
+
+  /**
+   * The rows `read` reads of a playlist the caller was granted, at least one: a smart playlist is refreshed first
+   * when what its songs follow changed, as for its JSON (the same version), and read again; 404 or 410 when it was
+   * deleted since access was granted.
+   */
+  async function freshRows<R extends EntryRow>(
+    userId: number,
+    id: number,
+    read: () => Promise<R[]>,
+  ): Promise<[R, ...R[]]> {
+    let rows = await read();
+    const head = rows[0];
+    if (head?.rules != null && (await playlists.smart.freshen(id, Number(head.version)))) rows = await read();
+    if (rows.length === 0) throw await playlists.access.refusal(userId, id);
+    return rows as [R, ...R[]];
+  }
 
   return {
     /** The playlist's entries as `GET …/entries` answers them, with their strong ETag; 404, 410 as for GET. */
     async entries(userId: number, id: number): Promise<{ body: Buffer; etag: string }> {
       const grant = await playlists.access.requireAccess(userId, id, 'read');
-      let rows = await playlistEntryRows(q, id);
-      // A smart playlist is refreshed first when what its songs follow changed, as for its JSON: the same version.
-      const read = rows[0];
-      if (read?.rules != null && (await playlists.smart.freshen(id, Number(read.version)))) {
-        rows = await playlistEntryRows(q, id);
-      }
-      const first = rows[0];
-      if (first === undefined) throw await playlists.access.refusal(userId, id);
-      const entries = rows.flatMap((row) =>
-        row.entry === null || row.song_id === null
-          ? []
-          : [
-              {
-                entry: Number(row.entry),
-                songId: row.song_id,
-                song: { id: row.song_id, title: row.title!, artist: row.artist! },
-              },
-            ],
-      );
-      // The versions were read with the entries, in the same statement.
-      const at = { id, version: Number(first.version), catalogVersion: Number(first.catalog_version) };
-      const smart = { rules: first.rules, rulesStatus: first.rules_status };
-      const { text, etag } = entriesAnswer(at, first.name, entries, smart, grant);
+      const first = await freshRows(userId, id, () => playlistEntryRows(q, id));
+      const { at, smart } = readAt(id, first[0]);
+      const { text, etag } = entriesAnswer(at, first[0].name, shownEntries(first), smart, grant);
       return { body: Buffer.from(text), etag };
+    },
+
+    /**
+     * A page of the playlist's entries (`GET …/entries?limit=N&after=E`): the entries form with the `limit` entries
+     * that follow entry `after` (from the first without it), read as a page from the playlist's order, with the page's
+     * own strong ETag and, when more follow, the entry the next page starts after. 409 when `after` is not an entry
+     * of the playlist now; 404, 410 as for GET.
+     */
+    async entriesPage(
+      userId: number,
+      id: number,
+      limit: number,
+      after: string | undefined,
+    ): Promise<{ body: Buffer; etag: string; next: string | undefined }> {
+      const grant = await playlists.access.requireAccess(userId, id, 'read');
+      // A name no entry has (entries count from 1) reads no page, and is refused as an entry removed is.
+      const afterEntry = after === undefined ? undefined : (entryNumber(after) ?? 0);
+      const rows = await freshRows(userId, id, () => entryPageRows(q, id, limit, afterEntry));
+      const [first] = rows;
+      if (after !== undefined && first.after_ord === null) {
+        throw ApiError.conflict(
+          `"after": ${JSON.stringify(after)} is not an entry of this playlist now (it was removed, or it never was one): read the pages again from the first (without "after").`,
+        );
+      }
+      // One more entry than the page holds was read: whether more follow.
+      const entries = shownEntries(rows);
+      const page = entries.slice(0, limit);
+      const { at, smart } = readAt(id, first);
+      const { text } = entriesAnswer(at, first.name, page, smart, grant);
+      const next = entries.length > limit ? entryName(page[page.length - 1]!.entry) : undefined;
+      return { body: Buffer.from(text), etag: entriesPageEtag(at, grant.role, limit, after), next };
     },
 
     /**
@@ -396,12 +460,17 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
       const edited = await playlists.editInTurn(userId, id, work);
       if (edited === undefined) throw await playlists.access.refusal(userId, id);
       if (edited.changed) playlists.forget(id);
-      // The answer holds the entries form, as `GET …/entries` now answers it, and carries that form's ETag.
+      // The answer holds the entries form, as `GET …/entries` now answers it (written only when it is sent: not with
+      // `Prefer: return=minimal`), and carries that form's ETag.
       const { snapshot } = edited;
-      const playlist = entriesAnswer(snapshot, snapshot.name, edited.entries, edited, grant);
+      const results = edited.result;
       return {
-        body: Buffer.from(`{"playlist":${playlist.text},"results":${JSON.stringify(edited.result)}}`),
-        etag: playlist.etag,
+        etag: playlistEtag(snapshot, 'entries', grant.role),
+        minimal: { version: snapshot.version, results },
+        body: () => {
+          const playlist = entriesAnswer(snapshot, snapshot.name, edited.entries, edited, grant);
+          return Buffer.from(`{"playlist":${playlist.text},"results":${JSON.stringify(results)}}`);
+        },
       };
     },
   };
