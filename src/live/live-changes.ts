@@ -50,5 +50,3 @@ export function liveChanges(feed: ChangeFeed, wakeups: Wakeups, notifier: LiveNo
     },
   };
 }
-
-export type LiveChanges = ReturnType<typeof liveChanges>;

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
-import { readWaiting, type WaitingReads as LiveChanges } from '../live/waiting.js';
+import { readWaiting, type WaitingReads } from '../live/waiting.js';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import { sendRevalidated } from '../http/conditional.js';
@@ -45,7 +45,7 @@ export interface PlaylistRouteDeps {
   readonly authenticate: onRequestHookHandler;
   readonly files: PlaylistFiles;
   /** Reads that wait for a change (`Prefer: wait`). */
-  readonly live: LiveChanges;
+  readonly live: WaitingReads;
 }
 
 const playlistRef = Type.Unsafe<PlaylistWithSongs>(Type.Ref('playlistwithsongs'));

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
-import { readWaiting, type WaitingReads as LiveChanges } from '../../live/waiting.js';
+import { readWaiting, type WaitingReads } from '../../live/waiting.js';
 import type { Limits } from '../../config.js';
 import { expectedEtag, sendRevalidated } from '../../http/conditional.js';
 import {
@@ -28,7 +28,7 @@ export interface EntryEditRouteDeps {
   readonly limits: Limits;
   readonly authenticate: onRequestHookHandler;
   /** Reads that wait for a change (`Prefer: wait`). */
-  readonly live: LiveChanges;
+  readonly live: WaitingReads;
 }
 
 const LIBRARY = ['Your Library'];
