@@ -16,6 +16,15 @@ import type { Dialect } from '../database.js';
  *   position as it reads revisions (`seq`, and `xid` on PostgreSQL: see history/changes.repository.ts), lists one
  *   item per import.
  */
+/** What a catalog change is from here on: a song's title, artist, album, genre or duration changed. */
+const CATALOG_COLUMNS = ['title', 'artist', 'album', 'genre', 'duration'];
+
+/** A trigger's condition: any of `columns` differs between the row before (`old`) and after (`next`). */
+function anyChanged(dialect: Dialect, columns: readonly string[], old: string, next: string): string {
+  const differs = dialect === 'sqlite' ? 'IS NOT' : 'IS DISTINCT FROM';
+  return columns.map((c) => `${old}.${c} ${differs} ${next}.${c}`).join(' OR ');
+}
+
 export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   const id = dialect === 'sqlite' ? 'integer' : 'bigint';
   await db.schema
@@ -39,10 +48,7 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
   await db.schema.createIndex('catalog_changes_feed').on('catalog_changes').columns(['xid', 'seq']).execute();
   await db.schema.createIndex('catalog_changes_import').on('catalog_changes').column('import_id').execute();
 
-  const changed = (old: string, next: string) =>
-    ['title', 'artist', 'album', 'genre', 'duration']
-      .map((c) => `${old}.${c} IS ${dialect === 'sqlite' ? 'NOT' : 'DISTINCT FROM'} ${next}.${c}`)
-      .join(' OR ');
+  const changed = (old: string, next: string) => anyChanged(dialect, CATALOG_COLUMNS, old, next);
 
   if (dialect === 'sqlite') {
     await sql`DROP TRIGGER songs_catalog_version`.execute(db);
@@ -72,10 +78,9 @@ export async function up(db: Kysely<any>, dialect: Dialect): Promise<void> {
 }
 
 export async function down(db: Kysely<any>, dialect: Dialect): Promise<void> {
+  // The columns of migration 2026-11-24-serving, before genre counted.
   const changed = (old: string, next: string) =>
-    ['title', 'artist', 'album', 'duration']
-      .map((c) => `${old}.${c} IS ${dialect === 'sqlite' ? 'NOT' : 'DISTINCT FROM'} ${next}.${c}`)
-      .join(' OR ');
+    anyChanged(dialect, ['title', 'artist', 'album', 'duration'], old, next);
   if (dialect === 'sqlite') {
     await sql`DROP TRIGGER songs_catalog_version`.execute(db);
     await sql
