@@ -10,7 +10,7 @@ import type { MemberRole } from '../domain/roles.js';
 import { Freshness } from './freshness.js';
 import { playlistAccess, type CurrentGrant, type Grant } from './playlist.access.js';
 import type { Permission } from './playlist.policy.js';
-import { playlistStore } from './playlist.store.js';
+import { playlistStore } from './write/store.js';
 
 /** A database opened as an instance of the service opens it, with the statements it runs. */
 interface Instance {

@@ -13,7 +13,7 @@ import { playlistAccess } from './playlist.access.js';
 import { longPages, PlaylistCache, type PageRow } from './playlist.cache.js';
 import { OWNER, render, type PlaylistAnswer } from './playlist.render.js';
 import { pageOfPlaylists } from './playlist.repository.js';
-import { playlistStore } from './playlist.store.js';
+import { playlistStore } from './write/store.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
 
 /** A database opened as an instance of the service opens it, with the statements it runs. */

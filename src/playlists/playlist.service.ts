@@ -27,7 +27,7 @@ import * as playlists from './playlist.repository.js';
 import type { Membership, Role } from '../domain/roles.js';
 import { LONG_PLAYLIST, largeRequests } from './large-requests.js';
 import { notInCatalog } from './playlist.errors.js';
-import { playlistStore } from './playlist.store.js';
+import { playlistStore } from './write/store.js';
 import type { PageQuery } from '../http/schemas.js';
 import type { Scope } from './playlist.schemas.js';
 import type { RulesRunner } from '../smart/rules-runner.js';

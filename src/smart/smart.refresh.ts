@@ -20,7 +20,7 @@ import type { Limits } from '../config.js';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { keepCommon } from '../playlists/entry-order.js';
-import { playlistStore, type PlaylistStore } from '../playlists/playlist.store.js';
+import { playlistStore, type PlaylistStore } from '../playlists/write/store.js';
 import { RefreshQueue, type RefreshOutcome } from './refresh-queue.js';
 import { smartSongIds } from './smart-songs.repository.js';
 import {

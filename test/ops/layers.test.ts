@@ -69,10 +69,10 @@ const FLOORS: readonly Unit[] = [
       'playlists/playlist.schemas.ts',
       'playlists/playlist.render.ts',
       'playlists/playlist.errors.ts',
-      'playlists/playlist.events.ts',
+      'playlists/write/events.ts',
       'playlists/entry-order.ts',
-      'playlists/playlist-store.repository.ts',
-      'playlists/playlist.store.ts',
+      'playlists/write/store.repository.ts',
+      'playlists/write/store.ts',
     ],
   },
   // Smart playlists' refreshes: through the store, after each write and before a read of a stale one.
@@ -102,7 +102,7 @@ const UPWARD: readonly { readonly from: string; readonly to: string; readonly wh
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
-/** A path under src/ as the units name it: `playlists/playlist.store.ts`. */
+/** A path under src/ as the units name it: `playlists/write/store.ts`. */
 const underSrc = (path: string) => relative(SRC, path).split(sep).join('/');
 
 /** Every module of src/ that is not a test's, as paths under src/. */

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { importCatalog } from '../../src/catalog/catalog.service.js';
 import { readRules } from '../../src/smart/rules.js';
-import { playlistStore, type PlaylistStore } from '../../src/playlists/playlist.store.js';
+import { playlistStore, type PlaylistStore } from '../../src/playlists/write/store.js';
 import { followsCatalog, refreshAfterCatalogImport, refreshSmartPlaylists } from '../../src/smart/smart.refresh.js';
 import { describeTwoInstances } from '../helpers/each-database.js';
 import { sendAs, type PlaylistBody } from '../helpers/requests.js';

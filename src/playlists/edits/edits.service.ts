@@ -15,7 +15,7 @@ import {
 } from '../playlist.render.js';
 import { playlistEntryRows } from '../playlist.repository.js';
 import type { PlaylistService } from '../playlist.service.js';
-import type { Written } from '../playlist.store.js';
+import type { Written } from '../write/store.js';
 import { findEditKey, insertEditKey, writesOfKeys } from './edit-keys.repository.js';
 import { entryName, entryNumber } from './entry-names.js';
 import { entryPageRows } from './entry-pages.repository.js';

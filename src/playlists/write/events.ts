@@ -1,4 +1,4 @@
-import type { FeedChange } from '../domain/change-kinds.js';
+import type { FeedChange } from '../../domain/change-kinds.js';
 
 /**
  * What happened to a playlist, told once on the instance that wrote it, after the write committed and before its

@@ -1,13 +1,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type Insertable, type Kysely } from 'kysely';
-import { compiledOnce, compiledRows } from '../db/compiled.js';
-import { lockingRows, type Dialect } from '../db/database.js';
-import { catalogVersion } from '../db/playlist-changes.js';
-import { prepared } from '../db/postgres.js';
-import type { Database, PlaylistRevisionTable } from '../db/schema.js';
-import { joinIds, recordDelete } from '../history/revision.repository.js';
-import { replacePlaylistDocument } from '../search/search.repository.js';
-import type { StoredEntry } from './entry-order.js';
+import { compiledOnce, compiledRows } from '../../db/compiled.js';
+import { lockingRows, type Dialect } from '../../db/database.js';
+import { catalogVersion } from '../../db/playlist-changes.js';
+import { prepared } from '../../db/postgres.js';
+import type { Database, PlaylistRevisionTable } from '../../db/schema.js';
+import { joinIds, recordDelete } from '../../history/revision.repository.js';
+import { replacePlaylistDocument } from '../../search/search.repository.js';
+import type { StoredEntry } from '../entry-order.js';
 
 /**
  * The statements of the playlist store (playlist.store.ts), the one module that writes playlists: their rows,

@@ -1,17 +1,17 @@
 import { generateNKeysBetween } from 'fractional-indexing';
-import type { Db } from '../db/database.js';
-import type { ChangeKind, EditKind } from '../domain/change-kinds.js';
-import { revisionRow, type Slots } from '../history/revision.repository.js';
-import { addPlaylistDocument } from '../search/search.repository.js';
-import { playlistDocument } from '../domain/search-text.js';
-import { namedPlaylists, type Rules } from '../smart/rules.js';
-import { smartDependents, writeSmartSources } from '../smart/smart.repository.js';
-import { findSongsByIds } from '../songs/song.repository.js';
-import { releasePlaylistSlot, reservePlaylistSlot } from '../users/user.repository.js';
-import { planEntries, type Entry, type StoredEntry, type WantedSlot } from './entry-order.js';
-import { notInCatalog, quotaReached } from './playlist.errors.js';
-import { PlaylistEvents } from './playlist.events.js';
-import { lazySnapshotOf, type Snapshot } from './playlist.render.js';
+import type { Db } from '../../db/database.js';
+import type { ChangeKind, EditKind } from '../../domain/change-kinds.js';
+import { revisionRow, type Slots } from '../../history/revision.repository.js';
+import { addPlaylistDocument } from '../../search/search.repository.js';
+import { playlistDocument } from '../../domain/search-text.js';
+import { namedPlaylists, type Rules } from '../../smart/rules.js';
+import { smartDependents, writeSmartSources } from '../../smart/smart.repository.js';
+import { findSongsByIds } from '../../songs/song.repository.js';
+import { releasePlaylistSlot, reservePlaylistSlot } from '../../users/user.repository.js';
+import { planEntries, type Entry, type StoredEntry, type WantedSlot } from '../entry-order.js';
+import { notInCatalog, quotaReached } from '../playlist.errors.js';
+import { PlaylistEvents } from './events.js';
+import { lazySnapshotOf, type Snapshot } from '../playlist.render.js';
 import {
   createPlaylistAtOnce,
   deletePlaylist,
@@ -27,7 +27,7 @@ import {
   writeRulesStatus,
   type PlaylistForWrite,
   type RowChanges,
-} from './playlist-store.repository.js';
+} from './store.repository.js';
 
 /** A song as a playlist's answers show it. */
 export interface ShownSong {
