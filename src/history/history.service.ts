@@ -6,7 +6,7 @@ import { exportLinks } from '../formats/links.js';
 import type { ExportConfig, Limits } from '../config.js';
 import { isExpected, preconditionFailed, type ExpectedEtag } from '../http/conditional.js';
 import { ApiError } from '../http/errors.js';
-import { checkSongCount, EditRefused } from '../playlists/playlist-edit.checks.js';
+import { tooManySongs } from '../playlists/write/writer.js';
 import {
   OWNER,
   playlistEtag,
@@ -124,11 +124,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
 
   /** A restore is refused as an edit is when it would leave more songs than a playlist may hold now. */
   function withinSongsLimit(count: number) {
-    try {
-      checkSongCount(count, settings.limits);
-    } catch (error) {
-      throw error instanceof EditRefused ? ApiError.conflict(error.message) : error;
-    }
+    if (count > settings.limits.songsMax) throw tooManySongs(count, settings.limits.songsMax);
   }
 
   async function restoreDeleted(userId: number, id: number, expected: ExpectedEtag | undefined, to: VersionContent) {
@@ -328,10 +324,8 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
         name: to.name,
         songs: to.songIds.map((songId, i) => ({ id: songId, entry: to.entries?.[i] })),
       };
-      const change = () => {
-        checkSongCount(document.songs.length, settings.limits);
-        return document;
-      };
+      // The writer holds the songs limit, as for every edit.
+      const change = () => document;
       // A smart version's rules come back with it (its songs are those they choose now); a hand-made version's
       // songs make the playlist a hand-made one again.
       const rules = to.rules === null ? null : readRules(JSON.parse(to.rules), settings.limits);

@@ -8,7 +8,7 @@ import { looseRulesSchema } from '../smart/rules.js';
 /**
  * What an edit may carry, taken from create's own schema (`newPlaylist`) and checked by the validator the routes
  * use, so that a name or a song id an edit refuses is one that create refuses, with the same sentence. The songs
- * limit is not among them: an edit over it is a conflict (see `checkSongCount`), where create's body is a 400.
+ * limit is not among them: an edit over it is a conflict (the writer's `tooManySongs`), where create's body is a 400.
  */
 export function editSchemas(limits: Limits) {
   const { name, songIds } = newPlaylistSchema(limits).properties;
@@ -111,11 +111,4 @@ export function editChecks(limits: Limits): EditChecks {
     compiled.set(limits.nameMaxLength, checks);
   }
   return checks;
-}
-
-/** A conflict when an edit would leave more songs than a playlist may hold. */
-export function checkSongCount(count: number, limits: Pick<Limits, 'songsMax'>): void {
-  if (count > limits.songsMax) {
-    throw conflict(`A playlist holds at most ${limits.songsMax} songs; this edit would leave it with ${count}.`);
-  }
 }

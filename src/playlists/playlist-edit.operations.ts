@@ -1,5 +1,5 @@
 import type { Limits } from '../config.js';
-import { checkSongCount, conflict } from './playlist-edit.checks.js';
+import { conflict } from './playlist-edit.checks.js';
 import {
   describe,
   readJsonPatch,
@@ -37,8 +37,8 @@ export { editSchemas } from './playlist-edit.checks.js';
 /**
  * RFC 6902 over `{"name", "songs": [{"id"}]}`: add, remove, replace, move, copy and test on `/name`, `/songs`,
  * `/songs/N`, `/songs/-` (where a song is put) and `/songs/N/id`. All or nothing. Malformed: a malformed patch, another
- * place, a misplaced `-`, a value of the wrong kind or a name create would refuse; a conflict: a failed `test`, an index
- * past the end, or more songs than the limit once the patch is applied.
+ * place, a misplaced `-`, a value of the wrong kind or a name create would refuse; a conflict: a failed `test` or an index
+ * past the end. The songs limit is the writer's, on the playlist the patch leaves.
  */
 export function applyJsonPatch(current: PlaylistDocument, patch: unknown, limits: Limits): PlaylistDocument {
   const operations = readJsonPatch(patch, limits);
@@ -76,7 +76,7 @@ export function applyJsonPatch(current: PlaylistDocument, patch: unknown, limits
         break;
     }
   }
-  return edited(state, limits);
+  return edited(state);
 }
 
 /** A merge patch as its route's schema (create's rules for each member) lets it through. */
@@ -87,13 +87,12 @@ export interface MergePatch {
 
 /**
  * RFC 7396 over a partial `newPlaylist`, `{"name"?, "songIds"?}`: the members sent replace the playlist's (a `null`
- * member never gets past the schema, as neither the name nor the songs can be removed); more songs than the limit
- * is a conflict.
+ * member never gets past the schema, as neither the name nor the songs can be removed). The songs limit is the writer's.
  */
-export function applyMergePatch(current: PlaylistDocument, patch: MergePatch, limits: Limits): PlaylistDocument {
+export function applyMergePatch(current: PlaylistDocument, patch: MergePatch): PlaylistDocument {
   const { name, songIds } = patch;
-  if (songIds === undefined) return edited({ name: name ?? current.name, ...slotsOf(current) }, limits);
-  return edited({ name: name ?? current.name, ids: [...songIds], entries: songIds.map(() => undefined) }, limits);
+  if (songIds === undefined) return edited({ name: name ?? current.name, ...slotsOf(current) });
+  return edited({ name: name ?? current.name, ids: [...songIds], entries: songIds.map(() => undefined) });
 }
 
 /**
@@ -105,7 +104,6 @@ export function insertSongs(
   current: PlaylistDocument,
   songIds: readonly number[],
   position: number | undefined,
-  limits: Limits,
 ): PlaylistDocument {
   const { ids, entries } = slotsOf(current);
   const at = position ?? ids.length;
@@ -116,7 +114,7 @@ export function insertSongs(
   }
   ids.splice(at, 0, ...songIds);
   entries.splice(at, 0, ...songIds.map(() => undefined));
-  return edited({ name: current.name, ids, entries }, limits);
+  return edited({ name: current.name, ids, entries });
 }
 
 /** The name, and each slot's song and entry (undefined: a new slot), side by side. */
@@ -131,8 +129,7 @@ const slotsOf = (document: PlaylistDocument) => ({
   entries: document.songs.map((song) => song.entry),
 });
 
-function edited(state: State, limits: Limits): PlaylistDocument {
-  checkSongCount(state.ids.length, limits);
+function edited(state: State): PlaylistDocument {
   return { name: state.name, songs: state.ids.map((id, i) => ({ id, entry: state.entries[i] })) };
 }
 

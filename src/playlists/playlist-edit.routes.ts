@@ -15,7 +15,8 @@ import {
   error,
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
-import type { Edit, RulesChange } from './playlist-edit.service.js';
+import type { RulesChange } from './write/change.js';
+import type { Edit } from './write/document-change.js';
 import { readRules } from '../smart/rules.js';
 import type { PlaylistService } from './playlist.service.js';
 import {
@@ -244,7 +245,7 @@ export function playlistEditRoutes(app: TypedApp, deps: PlaylistEditRouteDeps): 
         const patch = body as MergePatch & { readonly rules?: unknown };
         const rules = rulesOf(patch, limits);
         const cost = patch.songIds?.length ?? 0;
-        const change: Edit = (current) => applyMergePatch(current, patch, limits);
+        const change: Edit = (current) => applyMergePatch(current, patch);
         return sendEdit(playlists, request, reply, change, cost, rules);
       },
     },
@@ -277,7 +278,7 @@ export function playlistEditRoutes(app: TypedApp, deps: PlaylistEditRouteDeps): 
         if (put.songIds === undefined && put.rules === undefined) {
           throw ApiError.badRequest('"songIds" is required (or "rules", for a smart playlist).');
         }
-        const change: Edit = (current) => applyMergePatch(current, { name: put.name, songIds: put.songIds }, limits);
+        const change: Edit = (current) => applyMergePatch(current, { name: put.name, songIds: put.songIds });
         return sendEdit(playlists, request, reply, change, put.songIds?.length ?? 0, rules);
       },
     },
@@ -305,7 +306,7 @@ export function playlistEditRoutes(app: TypedApp, deps: PlaylistEditRouteDeps): 
       },
       handler: async (request, reply) => {
         const { songIds, position } = request.body;
-        const insert: Edit = (current) => insertSongs(current, songIds, position, limits);
+        const insert: Edit = (current) => insertSongs(current, songIds, position);
         return sendEdit(playlists, request, reply, insert, songIds.length);
       },
     },

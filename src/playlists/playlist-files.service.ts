@@ -2,6 +2,7 @@ import type { ExportConfig } from '../config.js';
 import { WRITERS, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
 import { playlistEtag, type PlaylistAnswer } from './playlist.render.js';
+import type { Reader } from './playlist.access.js';
 import type { PlaylistService } from './playlist.service.js';
 
 /** A playlist in one format: its bytes, their strong ETag, and its name (for the download's file name). */
@@ -18,9 +19,9 @@ export interface PlaylistFile extends PlaylistAnswer {
  */
 export function playlistFiles(playlists: PlaylistService, config: ExportConfig) {
   return {
-    async get(userId: number, id: number, format: ExportFormat, requestOrigin: string): Promise<PlaylistFile> {
-      if (format === 'json') return playlists.get(userId, id);
-      const playlist = await playlists.exportable(userId, id);
+    async get(reader: Reader, id: number, format: ExportFormat, requestOrigin: string): Promise<PlaylistFile> {
+      if (format === 'json') return playlists.get(reader, id);
+      const playlist = await playlists.exportable(reader, id);
       const links = exportLinks(config.publicUrl ?? requestOrigin, config.locationTemplate, id);
       const bytes = WRITERS[format](playlist, links);
       return { body: bytes, etag: playlistEtag(playlist.at, format, playlist.role), name: playlist.name };

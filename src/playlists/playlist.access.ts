@@ -35,6 +35,23 @@ export interface CurrentGrant extends Grant {
 }
 
 /**
+ * A share link as a caller, once its token is proven (sharing/links.service.ts): it may read one playlist, the one it
+ * was made for, as its owner made it (role `link`), and nothing else.
+ */
+export interface LinkCaller {
+  readonly playlistId: number;
+  readonly ownerId: number;
+  /** The owner's name, which its answers carry. */
+  readonly owner: string;
+}
+
+/** Who reads a playlist: a user, by id, or a share link. */
+export type Reader = number | LinkCaller;
+
+/** Access to read granted to a reader: a user's grant, or a link's (role `link`) on its one playlist. */
+export type ReadGrant = CurrentGrant | (Omit<CurrentGrant, 'role'> & { readonly role: 'link' });
+
+/**
  * The one place that answers "may this user read, edit or own this playlist", asked first by every service method
  * that serves one playlist: a grant, or 404 (no such playlist, or one neither theirs nor shared with them: both cost
  * the same statements and read none of its songs), 403 (shared with them in a role that does not allow it) or 410
@@ -157,6 +174,26 @@ export function playlistAccess(db: Db, freshness: Freshness) {
       const found = await standing(userId, id, true);
       if (found === undefined) throw await refused(userId, id);
       return allowed(found, 'read');
+    },
+
+    /**
+     * A reader's grant to read this playlist, with its versions, as `requireCurrent` gives a user's: a link reads only
+     * its own playlist while it is there (its owner's standing gives the versions), and is told 404 for anything else.
+     */
+    async requireRead(reader: Reader, id: number): Promise<ReadGrant> {
+      if (typeof reader === 'number') {
+        const granted = await standing(reader, id, true);
+        if (granted === undefined) throw await refused(reader, id);
+        return allowed(granted, 'read');
+      }
+      const found = reader.playlistId === id ? await standing(reader.ownerId, id, true) : undefined;
+      if (found === undefined) throw refusal(reader.ownerId, undefined, false);
+      return { ...found, role: 'link', ownerName: reader.owner };
+    },
+
+    /** 410 or 404 for a reader whose read found the playlist gone: a link is told 404, as for a link that never was. */
+    async readRefusal(reader: Reader, id: number): Promise<ApiError> {
+      return typeof reader === 'number' ? refused(reader, id) : refusal(reader.ownerId, undefined, false);
     },
   };
 }

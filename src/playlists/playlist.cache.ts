@@ -82,7 +82,7 @@ export class PlaylistCache {
   }
 
   /** The snapshot of the granted playlist at the grant's versions; undefined when it was deleted since the grant. */
-  async playlist(grant: CurrentGrant): Promise<Snapshot | undefined> {
+  async playlist(grant: Pick<CurrentGrant, 'id' | 'version' | 'catalogVersion'>): Promise<Snapshot | undefined> {
     const { id, version, catalogVersion: catalog } = grant;
     this.#observe(catalog);
     const kept = this.#kept(id, catalog, version);

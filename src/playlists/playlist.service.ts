@@ -1,9 +1,12 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { boundedPerKey } from '../concurrency/bounded.js';
-import { playlistAccess, type CurrentGrant } from './playlist.access.js';
+import { playlistAccess, type ReadGrant, type Reader } from './playlist.access.js';
 import { PlaylistCache, type PageSnapshots } from './playlist.cache.js';
 import { Freshness } from './freshness.js';
-import { playlistEditor } from './playlist-edit.service.js';
+import { documentChange, type Edit } from './write/document-change.js';
+import type { RulesChange } from './write/change.js';
+import { playlistWriter } from './write/writer.js';
+import type { EditKind } from '../domain/change-kinds.js';
+import type { ExpectedEtag } from '../http/conditional.js';
 import {
   OWNER,
   pageEtag,
@@ -14,17 +17,19 @@ import {
   type PageItem,
   type PlaylistAnswer,
   type Snapshot,
+  type Viewer,
+  type WriteAnswer,
+  writeAnswer,
 } from './playlist.render.js';
 import type { Limits, SearchSettings } from '../config.js';
 import type { BodyParts } from '../http/body-parts.js';
 import type { Db } from '../db/database.js';
 import type { ExportPlaylist, ExportTrack } from '../formats/playlist-format.js';
-import { ApiError } from '../http/errors.js';
 import { searchTerms, type SearchGate } from '../search/bounded-search.js';
 import { playlistSearch } from '../search/playlist-search.js';
 import { findSongsAtCatalogVersion, type CatalogSong } from '../songs/song.repository.js';
 import * as playlists from './playlist.repository.js';
-import type { Membership, Role } from '../domain/roles.js';
+import type { Membership } from '../domain/roles.js';
 import { LONG_PLAYLIST, largeRequests } from './large-requests.js';
 import { notInCatalog } from './playlist.errors.js';
 import { playlistStore } from './write/store.js';
@@ -64,9 +69,11 @@ export interface CatalogRead {
   readonly catalogVersion: number;
 }
 
-/** A user's writes running at once, and waiting for their turn; one more is refused with 429. */
-const WRITES_PER_USER = 2;
-const WRITES_WAITING_PER_USER = 64;
+/**
+ * An edit's answer: the edited playlist as the editor now reads it (its version, its ETag, and its JSON written only
+ * when asked for), and how many songs it holds.
+ */
+export type Edited = WriteAnswer & { readonly id: number; readonly songCount: number };
 
 /**
  * The playlist rules: creation against the catalog and the quota; and the answers, served from memory when they
@@ -129,13 +136,11 @@ export function playlistService(
   // Long playlists being created a few at a time: each takes the event loop for a while. A user holds one place
   // among everyone's; the rest of their burst waits apart.
   const longCreates = largeRequests(2, 'Your previous long playlists are still being saved; wait for them first.');
-  // A user's creates, edits and deletes: a few at a time, so that one user's burst holds a few of the pooled
-  // connections (or of the SQLite writer's batches), never most of them; the rest of the burst waits apart.
-  const writes = boundedPerKey({
-    limit: WRITES_PER_USER,
-    queue: WRITES_WAITING_PER_USER,
-    refuse: () => ApiError.tooManyRequests(1, 'Your previous changes are still being saved; wait for them first.'),
-  });
+  // Every change of a playlist goes through the writer's one door; creates and deletes take their turn there too.
+  const writer = playlistWriter(db, store, access, limits.songsMax, runner, (trx, ownerId, rules) =>
+    smart.inputsOf(trx, ownerId, rules),
+  );
+  const writes = writer.inTurn;
 
   /** A page's answers as the caller sees them: those shared with them carry the owner's name and their role. */
   function asMemberSees(found: PageSnapshots, memberships: ReadonlyMap<number, Membership>): PageItem[] {
@@ -182,25 +187,24 @@ export function playlistService(
   }
 
   /** The granted playlist's current snapshot; 404 or 410 when it was deleted since access was granted. */
-  async function snapshot(userId: number, grant: CurrentGrant): Promise<Snapshot> {
+  async function snapshot(reader: Reader, grant: ReadGrant): Promise<Snapshot> {
     const found = await cache.playlist(grant);
-    if (found === undefined) throw await access.refusal(userId, grant.id);
+    if (found === undefined) throw await access.readRefusal(reader, grant.id);
     return found;
   }
 
   /**
-   * The playlist's current snapshot as `userId` may read it, with their grant: a smart playlist whose inputs changed
-   * since its last refresh (a write on another instance, or one whose refresh still waits) is refreshed first.
+   * The playlist's current snapshot as the reader (a user or a link) may read it, with their grant: a smart playlist
+   * whose inputs changed since its last refresh (a write on another instance, or one whose refresh still waits) is
+   * refreshed first.
    */
-  async function current(userId: number, id: number): Promise<{ grant: CurrentGrant; found: Snapshot }> {
-    const grant = await access.requireCurrent(userId, id);
-    const found = await snapshot(userId, grant);
+  async function current(reader: Reader, id: number): Promise<{ grant: ReadGrant; found: Snapshot }> {
+    const grant = await access.requireRead(reader, id);
+    const found = await snapshot(reader, grant);
     if (!found.smart || !(await smart.freshen(id, found.version))) return { grant, found };
-    const again = await access.requireCurrent(userId, id);
-    return { grant: again, found: await snapshot(userId, again) };
+    const again = await access.requireRead(reader, id);
+    return { grant: again, found: await snapshot(reader, again) };
   }
-
-  const editor = playlistEditor(db, store, access, limits.songsMax, runner, smart.inputsOf);
 
   return {
     /** Who may read, edit or own a playlist (and its history): the one place that decides it. */
@@ -209,20 +213,29 @@ export function playlistService(
     /** The one module that writes playlists (a restore of a deleted one and merged edits write through it too). */
     store,
 
-    /** Forgets what this process remembers of a playlist a write through the store changed. */
-    forget: (id: number) => {
-      freshness.forget(id);
+    /** The one door for every change of a playlist (write/writer.ts). */
+    writer,
+
+    /**
+     * Applies an edit of the playlist's document (`kind`: what its revision records; `rules`: what it does to a smart
+     * playlist's rules) when `expected` (`If-Match`) names its current answer: 404, 403, 410, 412, 409 or the edited
+     * playlist's answer.
+     */
+    async edit(
+      userId: number,
+      id: number,
+      expected: ExpectedEtag | undefined,
+      edit: Edit,
+      cost = 0,
+      kind: EditKind = 'edit',
+      rules?: RulesChange,
+    ): Promise<Edited> {
+      const { grant, edited } = await writer.apply(userId, id, documentChange(edit, kind, cost, rules), expected);
+      return { id, ...writeAnswer(edited.snapshot, grant), songCount: edited.entries.length };
     },
 
-    /** Edits the playlist (see playlistEditor): 404, 410, 412 or the edited playlist's answer. */
-    edit: (...args: Parameters<typeof editor.edit>) => writes(args[0], () => editor.edit(...args)),
-
-    /** Runs an edit of the playlist that is not a `change` (a merged edit) among the user's writes, in its turn. */
-    editInTurn: <T>(userId: number, id: number, work: () => Promise<T>): Promise<T> =>
-      writes(userId, () => editor.inTurn(id, work)),
-
-    /** Runs another write of the user's playlists (a restore of a deleted one) among the user's writes. */
-    asWrite: <T>(userId: number, work: () => Promise<T>): Promise<T> => writes(userId, work),
+    /** Runs another write of the user's playlists (a restore of a deleted one, a share) among the user's writes. */
+    asWrite: writes,
 
     /** Creates a playlist of catalog songs; `read`: the songs of `input.songIds` when the caller has read them. */
     create(userId: number, input: NewPlaylistInput, read?: CatalogRead): Promise<PlaylistAnswer & { id: number }> {
@@ -237,15 +250,13 @@ export function playlistService(
       return writes(userId, () => longCreates(userId, run));
     },
 
-    /** The playlist as JSON bytes with its ETag, as the caller sees it, and its name; 404 or 410 otherwise. */
-    async get(userId: number, id: number): Promise<PlaylistAnswer & { readonly name: string }> {
-      const { grant, found } = await current(userId, id);
+    /**
+     * The playlist as JSON bytes with its ETag, as the reader (a user, or a link) sees it, and its name; 404 or 410
+     * otherwise.
+     */
+    async get(reader: Reader, id: number): Promise<PlaylistAnswer & { readonly name: string }> {
+      const { grant, found } = await current(reader, id);
       return { ...render(found, grant), name: found.name };
-    },
-
-    /** The playlist's current snapshot as `userId` may read it (a link reads it as its owner); as `get` otherwise. */
-    async snapshot(userId: number, id: number): Promise<Snapshot> {
-      return (await current(userId, id)).found;
     },
 
     /** The smart playlists' refreshes (their queue waits for writes' answers; tests and shutdown wait for it). */
@@ -272,13 +283,13 @@ export function playlistService(
      * (its version, read with them, and the caller's role); 404 or 410 otherwise.
      */
     async exportable(
-      userId: number,
+      reader: Reader,
       id: number,
-    ): Promise<ExportPlaylist & { readonly at: AnswerAt; readonly role: Role }> {
-      const { role } = await access.requireAccess(userId, id, 'read');
+    ): Promise<ExportPlaylist & { readonly at: AnswerAt; readonly role: Viewer['role'] }> {
+      const { role } = await access.requireRead(reader, id);
       const rows = await playlists.playlistEntriesForExport(q, id);
       const [first] = rows;
-      if (first === undefined) throw await access.refusal(userId, id);
+      if (first === undefined) throw await access.readRefusal(reader, id);
       const tracks: ExportTrack[] = [];
       for (const row of rows) {
         if (row.song_id === null) continue;
@@ -295,10 +306,10 @@ export function playlistService(
     },
 
     /** The playlist in brief, with the same 404 and 410 answers as `get`. */
-    async coverFacts(userId: number, id: number): Promise<CoverFacts> {
-      await access.requireAccess(userId, id, 'read');
+    async coverFacts(reader: Reader, id: number): Promise<CoverFacts> {
+      await access.requireRead(reader, id);
       const facts = await playlists.coverFacts(q, id);
-      if (facts === undefined) throw await access.refusal(userId, id);
+      if (facts === undefined) throw await access.readRefusal(reader, id);
       return facts;
     },
 

@@ -1,16 +1,15 @@
 import type { FileFormat } from '../formats/formats.js';
 import { ApiError } from '../http/errors.js';
 import type { PlaylistFile, PlaylistFiles } from '../playlists/playlist-files.service.js';
-import { render } from '../playlists/playlist.render.js';
 import type { CoverFacts, PlaylistService } from '../playlists/playlist.service.js';
 import type { LinkService, OpenedLink } from './links.service.js';
 import { playlistSummary, renderSharePage, songLength } from './share-page.render.js';
 
 /**
- * What a live link shows: the playlist's current version, read through the playlist service as its owner reads it
- * (the owner made the link, and the access module grants the owner `read`), so the answers are the API's own and
- * its cache serves them. A playlist deleted between the link's lookup and the read shows nothing (undefined), as a
- * link that never was.
+ * What a live link shows: the playlist's current version, read through the playlist service with the link as the
+ * reader (the access module grants a link `read` on its one playlist, role `link`), so the answers are the API's own
+ * and its cache serves them. A playlist deleted between the link's lookup and the read shows nothing (undefined), as
+ * a link that never was.
  */
 export function sharedPlaylists(links: LinkService, playlists: PlaylistService, files: PlaylistFiles) {
   /** The read's answer, or undefined when the playlist went meanwhile (the access module's 404 or 410). */
@@ -29,7 +28,7 @@ export function sharedPlaylists(links: LinkService, playlists: PlaylistService, 
 
     /** The page's HTML; `path` is the page's own path, which the cover and the files hang under. */
     async page(link: OpenedLink, path: string): Promise<string | undefined> {
-      const playlist = await unlessGone(playlists.exportable(link.ownerId, link.playlistId));
+      const playlist = await unlessGone(playlists.exportable(link, link.playlistId));
       if (playlist === undefined) return undefined;
       return renderSharePage({
         name: playlist.name,
@@ -48,18 +47,18 @@ export function sharedPlaylists(links: LinkService, playlists: PlaylistService, 
 
     /** The playlist's JSON as the API gives it (`playlistwithsongs`), with `owner`: the owner's name. */
     async json(link: OpenedLink): Promise<Buffer | undefined> {
-      const snapshot = await unlessGone(playlists.snapshot(link.ownerId, link.playlistId));
-      return snapshot === undefined ? undefined : render(snapshot, { role: 'link', ownerName: link.owner }).body;
+      const answer = await unlessGone(playlists.get(link, link.playlistId));
+      return answer?.body;
     },
 
     /** The playlist as a file, as `GET /v3/playlist/{id}?format=` writes it; `origin` as there. */
     file(link: OpenedLink, format: FileFormat, origin: string): Promise<PlaylistFile | undefined> {
-      return unlessGone(files.get(link.ownerId, link.playlistId, format, origin));
+      return unlessGone(files.get(link, link.playlistId, format, origin));
     },
 
     /** What the cover is drawn from. */
     cover(link: OpenedLink): Promise<CoverFacts | undefined> {
-      return unlessGone(playlists.coverFacts(link.ownerId, link.playlistId));
+      return unlessGone(playlists.coverFacts(link, link.playlistId));
     },
   };
 }

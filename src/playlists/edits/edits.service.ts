@@ -1,13 +1,11 @@
-import { smartSongsByHand } from '../../smart/smart.checks.js';
 import type { Limits } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import { changesSince, entryRevisionsFrom, keptVersionName } from '../../history/revision.repository.js';
-import { isExpected, preconditionFailed, type ExpectedEtag } from '../../http/conditional.js';
+import type { ExpectedEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import {
   entriesPageEtag,
   playlistEtag,
-  playlistEtags,
   rulesMembers,
   viewerMembers,
   type AnswerAt,
@@ -15,6 +13,7 @@ import {
 } from '../playlist.render.js';
 import { playlistEntryRows } from '../playlist.repository.js';
 import type { PlaylistService } from '../playlist.service.js';
+import type { Change } from '../write/change.js';
 import type { Written } from '../write/store.js';
 import { findEditKey, insertEditKey, writesOfKeys } from './edit-keys.repository.js';
 import { entryName, entryNumber } from './entry-names.js';
@@ -351,32 +350,27 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
      * another request, 422.
      */
     async edit(userId: number, id: number, request: EditsRequest, expected: ExpectedEtag | undefined) {
-      const grant = await playlists.access.requireAccess(userId, id, 'edit');
       const ops = readOps(request.ops);
       const { key } = request;
       const seen = request.seen ?? [];
       const digest = key === undefined ? undefined : requestDigest(request.base, request.atomic, ops, seen);
-      const work = async () =>
-        playlists.store.edit(id, userId, 'edit', async (current, trx) => {
-          if (key !== undefined) {
-            const sent = await findEditKey(trx, id, userId, key);
-            // A key kept before digests were (null) answers whatever request comes with it, as it did then.
-            if (sent !== undefined && sent.digest !== null && sent.digest !== digest) throw keyUsed();
-            if (sent !== undefined) return { unchanged: true, result: readResults(sent.results, ops) };
-          }
-          if (expected !== undefined) {
-            // The tag of any form of the caller's view; a 412 carries that of the entries, which the edit answers.
-            const at = { id, version: current.version, catalogVersion: current.catalogVersion };
-            if (!isExpected(expected, playlistEtags(at, grant.role))) {
-              throw preconditionFailed(playlistEtag(at, 'entries', grant.role));
-            }
-          }
+      // What the request carries: its ops and the songs its inserts add.
+      const cost = ops.reduce((sum, op) => sum + 1 + (op.op === 'insert' ? op.songIds.length : 0), 0);
+      const change: Change<ApiResult[]> = {
+        kind: 'edit',
+        form: 'entries',
+        cost,
+        readsOnly: false,
+        async replay(_current, trx) {
+          if (key === undefined) return undefined;
+          const sent = await findEditKey(trx, id, userId, key);
+          // A key kept before digests were (null) answers whatever request comes with it, as it did then.
+          if (sent !== undefined && sent.digest !== null && sent.digest !== digest) throw keyUsed();
+          return sent === undefined ? undefined : readResults(sent.results, ops);
+        },
+        async decide(current, trx, gates) {
           // What the caller's earlier requests named in `seen` wrote is known: their rename is the name expected.
           const seenName = seen.length === 0 ? undefined : await nameAfterSeen(trx, id, userId, seen, request.base);
-          // A smart playlist's songs follow its rules: only renames apply by hand.
-          if (current.rules !== null && ops.some((op) => op.op !== 'rename')) {
-            throw ApiError.conflict(smartSongsByHand(id));
-          }
           const baseVersion = request.base ?? current.version;
           if (baseVersion > current.version) {
             throw ApiError.badRequest(`"base" ${baseVersion} is past the current version, ${current.version}.`);
@@ -417,11 +411,8 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             const message = 'Not every op applies to the playlist as it is now, so none was applied.';
             throw new ApiError(409, message, {}, { results });
           }
-          if (merged.entries.length > limits.songsMax) {
-            throw ApiError.conflict(
-              `The edit would leave ${merged.entries.length} songs; a playlist holds at most ${limits.songsMax}.`,
-            );
-          }
+          // Before the history is read: where removed anchors stood changes places, not the count.
+          gates.songs(merged.entries.length);
           if (asked.size > 0 && baseVersion < current.version) {
             const lists = await formerListsSince(trx, id, baseVersion, current.version, {
               asked,
@@ -456,10 +447,9 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             slots: merged.entries.map((e) => ({ songId: e.songId, entry: e.entry })),
             result: results,
           };
-        });
-      const edited = await playlists.editInTurn(userId, id, work);
-      if (edited === undefined) throw await playlists.access.refusal(userId, id);
-      if (edited.changed) playlists.forget(id);
+        },
+      };
+      const { grant, edited } = await playlists.writer.apply(userId, id, change, expected);
       // The answer holds the entries form, as `GET …/entries` now answers it (written only when it is sent: not with
       // `Prefer: return=minimal`), and carries that form's ETag.
       const { snapshot } = edited;

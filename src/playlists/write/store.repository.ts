@@ -10,7 +10,7 @@ import { replacePlaylistDocument } from '../../search/search.repository.js';
 import type { StoredEntry } from '../entry-order.js';
 
 /**
- * The statements of the playlist store (playlist.store.ts), the one module that writes playlists: their rows,
+ * The statements of the playlist store (store.ts), the one module that writes playlists: their rows,
  * entries, revisions and search documents. Nothing here decides; the store calls these inside its transaction.
  */
 
