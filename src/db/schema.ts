@@ -8,6 +8,7 @@ export interface Database {
   songs: SongTable;
   playlists: PlaylistTable;
   playlist_songs: PlaylistSongTable;
+  playlist_entry_origins: PlaylistEntryOriginTable;
   deleted_playlists: DeletedPlaylistTable;
   playlist_documents: PlaylistDocumentTable;
   catalog_version: CatalogVersionTable;
@@ -112,6 +113,16 @@ export interface PlaylistSongTable {
   /** Compared as bytes: see playlists/entry-order.ts. */
   ord: string;
   song_id: number;
+}
+
+/** Who made each entry of a playlist, and when (migration 2026-12-14-entry-origins): written once, never changed. */
+export interface PlaylistEntryOriginTable {
+  playlist_id: number;
+  entry: ColumnType<number | string, number, number>;
+  /** A user's id; bigint on PostgreSQL. */
+  added_by: ColumnType<number | string, number, number>;
+  /** Epoch milliseconds. */
+  added_at: ColumnType<number | string, number, number>;
 }
 
 export interface DeletedPlaylistTable {

@@ -8,21 +8,21 @@ import { isExpected, preconditionFailed, type ExpectedEtag } from '../http/condi
 import { ApiError } from '../http/errors.js';
 import { tooManySongs } from '../playlists/write/writer.js';
 import {
+  entriesText,
   OWNER,
   playlistEtag,
   playlistEtags,
   render,
-  rulesMembers,
-  viewerMembers,
   snapshotOf,
   writeAnswer,
+  type ShownEntry,
   type PlaylistAnswer,
 } from '../playlists/playlist.render.js';
 import type { PlaylistFile } from '../playlists/playlist-files.service.js';
 import { quotaReached } from '../playlists/playlist.errors.js';
 import type { Grant } from '../playlists/playlist.access.js';
 import { NO_LONGER_RESTORABLE } from '../playlists/playlist.policy.js';
-import { findDeletedPlaylist } from '../playlists/playlist.repository.js';
+import { entryOrigins, findDeletedPlaylist } from '../playlists/playlist.repository.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import { songsByIds } from '../songs/song.repository.js';
 import { reservePlaylistSlot } from '../users/user.repository.js';
@@ -30,7 +30,6 @@ import type { WorkerPool } from '../workers/worker-pool.js';
 import { boundedPerKey } from '../concurrency/bounded.js';
 import { diffPlaylists, type Operation } from './diff.js';
 import { diffEntries, type EntriesVersion, type EntryDiffOp } from './entries-diff.js';
-import { entryName } from '../playlists/edits/entry-names.js';
 import { readRules } from '../smart/rules.js';
 import { findRuleCycle, ruleCycleError } from '../smart/rules.cycles.js';
 import { checkRulePlaylists } from '../smart/smart.checks.js';
@@ -288,17 +287,20 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       // Before the songs (see Snapshot.catalogVersion).
       const catalogVersion = await readCatalogVersion(q);
       const songs = await tracks(content.songIds);
-      // The songs the catalog still has, with the entries they had.
-      const slots: { entry: string; id: number; title: string; artist: string }[] = [];
+      const origins = await entryOrigins(q, id, entries);
+      // The songs the catalog still has, with the entries they had and who made them.
+      const slots: ShownEntry[] = [];
       content.songIds.forEach((songId, i) => {
         const song = songs[slots.length];
         if (song?.id !== songId) return;
-        slots.push({ entry: entryName(entries[i]!), id: song.id, title: song.title, artist: song.artist });
+        const entry = entries[i]!;
+        const origin = origins.get(entry);
+        const shown = { id: song.id, title: song.title, artist: song.artist };
+        slots.push({ entry, song: shown, addedBy: origin?.addedBy ?? null, addedAt: origin?.addedAt ?? null });
       });
       const at = { id, version: answeredVersion(content), catalogVersion };
       const viewer = grant ?? OWNER;
-      const core = JSON.stringify({ id, name: content.name, version: at.version, entries: slots });
-      const text = `${core.slice(0, -1)}${rulesMembers(content.rules, null)}${viewerMembers(viewer)}}`;
+      const text = entriesText(at, content.name, slots, { rules: content.rules, rulesStatus: null }, viewer);
       return { body: Buffer.from(text), etag: playlistEtag(at, 'entries', viewer.role) };
     },
 

@@ -82,3 +82,8 @@ export async function deleteRevisionsBefore(trx: Q, id: number, version: number 
   if (version !== undefined) query = query.where('version', '<', version);
   await query.execute();
 }
+
+/** Deletes the origins of a playlist's entries (once it can no longer be restored). */
+export async function deleteEntryOriginsOf(trx: Q, id: number): Promise<void> {
+  await trx.deleteFrom('playlist_entry_origins').where('playlist_id', '=', id).execute();
+}

@@ -5,6 +5,7 @@ import { playlistExists } from '../playlists/playlist.repository.js';
 import { deleteLinksOf } from '../sharing/links.repository.js';
 import { deleteMemberEventsBefore, deleteMembersOf } from '../sharing/members.repository.js';
 import {
+  deleteEntryOriginsOf,
   deleteRevisionsBefore,
   firstVersionSince,
   isSplice,
@@ -42,8 +43,9 @@ async function prunePlaylist(trx: Db['kysely'], dialect: Db['dialect'], id: numb
   const live = await playlistExists(trx, id);
   const keepFrom = (await firstVersionSince(trx, id, cutoff)) ?? (live ? newest : undefined);
   if (keepFrom === undefined) {
-    // It can no longer be restored: its members and links go with its history.
+    // It can no longer be restored: its members, links and entries' origins go with its history.
     await deleteRevisionsBefore(trx, id, undefined);
+    await deleteEntryOriginsOf(trx, id);
     await deleteMembersOf(trx, id);
     await deleteLinksOf(trx, id);
     return;

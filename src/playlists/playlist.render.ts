@@ -4,6 +4,7 @@ import type { ExportFormat } from '../formats/formats.js';
 import type { BodyParts } from '../http/body-parts.js';
 import type { Role } from '../domain/roles.js';
 import type { PlaylistWithSongs } from './playlist.schemas.js';
+import { entryName } from './edits/entry-names.js';
 
 /** A playlist as the API answers it: the bytes of its body (JSON, or a playlist file) and their strong ETag. */
 export interface PlaylistAnswer {
@@ -105,6 +106,38 @@ export function playlistEtags(at: AnswerAt, role: Viewer['role']): string[] {
 export function rulesMembers(rules: string | null | undefined, rulesStatus: string | null | undefined): string {
   if (rules == null) return '';
   return `,"rules":${rules}${rulesStatus == null ? '' : `,"rulesStatus":${rulesStatus}`}`;
+}
+
+/** An entry as the entries form shows it: its song, and who made it and when (1.9.0; null where it is not known). */
+export interface ShownEntry {
+  readonly entry: number;
+  readonly song: { readonly id: number; readonly title: string; readonly artist: string };
+  /** The name of the user who made it; null for a user removed since, or an entry made before 1.9.0. */
+  readonly addedBy: string | null;
+  /** Epoch milliseconds; null for an entry made before 1.9.0. */
+  readonly addedAt: number | null;
+}
+
+/**
+ * The entries form of a playlist (`GET …/entries`, a merged edit's answer, a kept version's entries): the playlist
+ * with its entries, then what its JSON carries after its songs (a smart playlist's `rules` and `rulesStatus`, a
+ * member's `owner` and `role`).
+ */
+export function entriesText(
+  at: Pick<AnswerAt, 'id' | 'version'>,
+  name: string,
+  shown: readonly ShownEntry[],
+  smart: { readonly rules: string | null; readonly rulesStatus: string | null },
+  viewer: Viewer,
+): string {
+  const entries = shown.map(({ entry, song, addedBy, addedAt }) => ({
+    entry: entryName(entry),
+    ...song,
+    addedBy,
+    addedAt: addedAt === null ? null : new Date(addedAt).toISOString(),
+  }));
+  const core = JSON.stringify({ id: at.id, name, version: at.version, entries });
+  return `${core.slice(0, -1)}${rulesMembers(smart.rules, smart.rulesStatus)}${viewerMembers(viewer)}}`;
 }
 
 /**

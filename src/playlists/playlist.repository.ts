@@ -63,6 +63,18 @@ const entriesOfPlaylist = (db: Q, id: number) =>
     .orderBy('ps.ord')
     .orderBy('ps.entry');
 
+/**
+ * The entries' origins beside them (`o`, migration 2026-12-14-entry-origins) and the name of who made each (`u`; null
+ * for a user removed since, or an entry made before origins were kept).
+ */
+function withOrigins(query: ReturnType<typeof entriesOfPlaylist>) {
+  return query
+    .leftJoin('playlist_entry_origins as o', (join) =>
+      join.onRef('o.playlist_id', '=', 'ps.playlist_id').onRef('o.entry', '=', 'ps.entry'),
+    )
+    .leftJoin('users as u', 'u.id', 'o.added_by');
+}
+
 /** One entry of a playlist with its song; the song's fields are null on an empty playlist's single row. */
 export interface PlaylistEntryRow {
   name: string;
@@ -89,7 +101,7 @@ export function playlistEntries(
  * catalog's version, in one query, as `playlistEntries` reads them: what `GET …/entries` answers.
  */
 export function playlistEntryRows(db: Q, id: number) {
-  return entriesOfPlaylist(db, id)
+  return withOrigins(entriesOfPlaylist(db, id))
     .select([
       'p.name',
       'p.version',
@@ -100,6 +112,8 @@ export function playlistEntryRows(db: Q, id: number) {
       's.id as song_id',
       's.title',
       's.artist',
+      'u.name as added_by',
+      'o.added_at',
     ])
     .execute();
 }
@@ -114,12 +128,22 @@ export interface ExportEntryRow extends PlaylistEntryRow {
  * The playlist with what the catalog knows of each song, its version and the catalog's (which name the file's ETag),
  * in one query, as `playlistEntries` reads it.
  */
-export function playlistEntriesForExport(
-  db: Q,
-  id: number,
-): Promise<(ExportEntryRow & { version: number | string; catalog_version: number | string })[]> {
-  return entriesOfPlaylist(db, id)
-    .select(['p.name', 'p.version', catalogVersion, 's.id as song_id', 's.title', 's.artist', 's.album', 's.duration'])
+export function playlistEntriesForExport(db: Q, id: number) {
+  return withOrigins(entriesOfPlaylist(db, id))
+    .select([
+      'p.name',
+      'p.version',
+      'p.owner_id',
+      catalogVersion,
+      's.id as song_id',
+      's.title',
+      's.artist',
+      's.album',
+      's.duration',
+      'o.added_by as added_by_id',
+      'u.name as added_by',
+      'o.added_at',
+    ])
     .execute();
 }
 
@@ -317,4 +341,28 @@ export function songsOfPlaylists(
     .orderBy('ps.ord')
     .limit(limit)
     .execute();
+}
+
+/**
+ * Who made these entries of the playlist and when, with the user's name (null for a user removed since): what a kept
+ * version's entries show. An entry made before origins were kept is not among them.
+ */
+export async function entryOrigins(
+  db: Q,
+  id: number,
+  entries: readonly number[],
+): Promise<Map<number, { addedBy: string | null; addedAt: number }>> {
+  const found = new Map<number, { addedBy: string | null; addedAt: number }>();
+  // A version's entries in slices: a statement's parameters are bounded (SQLite's 32 766).
+  for (let start = 0; start < entries.length; start += 1000) {
+    const rows = await db
+      .selectFrom('playlist_entry_origins as o')
+      .leftJoin('users as u', 'u.id', 'o.added_by')
+      .select(['o.entry', 'u.name', 'o.added_at'])
+      .where('o.playlist_id', '=', id)
+      .where('o.entry', 'in', entries.slice(start, start + 1000))
+      .execute();
+    for (const row of rows) found.set(Number(row.entry), { addedBy: row.name, addedAt: Number(row.added_at) });
+  }
+  return found;
 }

@@ -105,6 +105,14 @@ export const PlaylistEntries = Type.Object(
         id: Type.Integer({ description: "The song's id" }),
         title: Type.String(),
         artist: Type.String(),
+        addedBy: Type.Union([Type.String(), Type.Null()], {
+          description:
+            "Who made the entry (1.9.0): a user name, kept through moves and restores; a smart playlist's entries are its owner's; null for a user removed since, or an entry made before 1.9.0",
+        }),
+        addedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+          description:
+            'When the entry was made (1.9.0): RFC 3339, UTC, with milliseconds; null for an entry made before 1.9.0 that was no longer in the playlist then',
+        }),
       }),
     ),
     // After the entries, what the playlist's JSON (`playlistwithsongs`) carries after its songs, under the same rules.

@@ -5,14 +5,15 @@ import type { ExpectedEtag } from '../../http/conditional.js';
 import { ApiError } from '../../http/errors.js';
 import {
   entriesPageEtag,
+  entriesText,
   playlistEtag,
-  rulesMembers,
-  viewerMembers,
+  type ShownEntry,
   type AnswerAt,
   type Viewer,
 } from '../playlist.render.js';
 import { playlistEntryRows } from '../playlist.repository.js';
 import type { PlaylistService } from '../playlist.service.js';
+import { userNames } from '../../users/user.repository.js';
 import type { Change } from '../write/change.js';
 import type { Written } from '../write/store.js';
 import { findEditKey, insertEditKey, writesOfKeys } from './edit-keys.repository.js';
@@ -166,15 +167,11 @@ const apiResult = (result: OpResult): ApiResult =>
 function entriesAnswer(
   at: AnswerAt,
   name: string,
-  written: Written['entries'],
+  entries: readonly ShownEntry[],
   smart: Pick<Written, 'rules' | 'rulesStatus'>,
   viewer: Viewer,
 ): { text: string; etag: string } {
-  const { id, version } = at;
-  const entries = written.map(({ entry, song }) => ({ entry: entryName(entry), ...song }));
-  const core = JSON.stringify({ id, name, version, entries });
-  const text = `${core.slice(0, -1)}${rulesMembers(smart.rules, smart.rulesStatus)}${viewerMembers(viewer)}}`;
-  return { text, etag: playlistEtag(at, 'entries', viewer.role) };
+  return { text: entriesText(at, name, entries, smart, viewer), etag: playlistEtag(at, 'entries', viewer.role) };
 }
 
 const gone = (version: number) =>
@@ -254,21 +251,37 @@ interface EntryRow {
   readonly song_id: number | null;
   readonly title: string | null;
   readonly artist: string | null;
+  readonly added_by: string | null;
+  readonly added_at: number | string | null;
 }
 
-/** The entries the rows hold, with their songs, in order (an empty playlist's single row holds none). */
-const shownEntries = (rows: readonly EntryRow[]): Written['entries'] =>
+/** The entries the rows hold, with their songs and origins, in order (an empty playlist's single row holds none). */
+const shownEntries = (rows: readonly EntryRow[]): ShownEntry[] =>
   rows.flatMap((row) =>
     row.entry === null || row.song_id === null
       ? []
       : [
           {
             entry: Number(row.entry),
-            songId: row.song_id,
             song: { id: row.song_id, title: row.title!, artist: row.artist! },
+            addedBy: row.added_by,
+            addedAt: row.added_at === null ? null : Number(row.added_at),
           },
         ],
   );
+
+/** The entries a write left, with the names of who made them (one read of the few users they name). */
+async function namedEntries(q: Db['kysely'], written: Written['entries']): Promise<ShownEntry[]> {
+  const ids = new Set<number>();
+  for (const e of written) if (e.addedBy != null) ids.add(e.addedBy);
+  const names = await userNames(q, [...ids]);
+  return written.map(({ entry, song, addedBy, addedAt }) => ({
+    entry,
+    song,
+    addedBy: addedBy == null ? null : (names.get(addedBy) ?? null),
+    addedAt: addedAt ?? null,
+  }));
+}
 
 /** What the rows' answer is at (the versions were read with the entries, in the same statement), and its rules. */
 const readAt = (id: number, row: EntryRow) => ({
@@ -454,11 +467,12 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
       // `Prefer: return=minimal`), and carries that form's ETag.
       const { snapshot } = edited;
       const results = edited.result;
+      const entries = await namedEntries(q, edited.entries);
       return {
         etag: playlistEtag(snapshot, 'entries', grant.role),
         minimal: { version: snapshot.version, results },
         body: () => {
-          const playlist = entriesAnswer(snapshot, snapshot.name, edited.entries, edited, grant);
+          const playlist = entriesAnswer(snapshot, snapshot.name, entries, edited, grant);
           return Buffer.from(`{"playlist":${playlist.text},"results":${JSON.stringify(results)}}`);
         },
       };

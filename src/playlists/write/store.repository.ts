@@ -25,6 +25,12 @@ const INSERT_CHUNK = 250;
  */
 export const EDIT_LOCK_WAIT_MS = 1000;
 
+/** Who made an entry, and when (epoch ms): null for an entry made before origins were kept. */
+export interface Origin {
+  readonly addedBy: number | null;
+  readonly addedAt: number | null;
+}
+
 /** A playlist as a write starts from it. */
 export interface PlaylistForWrite {
   readonly ownerId: number;
@@ -32,7 +38,7 @@ export interface PlaylistForWrite {
   readonly version: number;
   /** The catalog's version, read with the row (before the songs the edit reads). */
   readonly catalogVersion: number;
-  readonly entries: readonly StoredEntry[];
+  readonly entries: readonly (StoredEntry & Origin)[];
   readonly nextEntry: number;
   /** The `chain` of its current revision (see history/revision.repository.ts), null when it has none. */
   readonly revisionChain: number | null;
@@ -90,12 +96,20 @@ const readEntries = compiledOnce(
   'read-entries',
   (p: { id: number }) => (q) =>
     q
-      .selectFrom('playlist_songs')
-      .select(['entry', 'song_id', 'ord'])
-      .where('playlist_id', '=', p.id)
-      .orderBy('ord')
-      .orderBy('entry'),
+      .selectFrom('playlist_songs as e')
+      .leftJoin('playlist_entry_origins as o', (join) =>
+        join.onRef('o.playlist_id', '=', 'e.playlist_id').onRef('o.entry', '=', 'e.entry'),
+      )
+      .select(['e.entry', 'e.song_id', 'e.ord', 'o.added_by', 'o.added_at'])
+      .where('e.playlist_id', '=', p.id)
+      .orderBy('e.ord')
+      .orderBy('e.entry'),
 );
+
+const originOf = (addedBy: number | string | null, addedAt: number | string | null): Origin => ({
+  addedBy: addedBy === null ? null : Number(addedBy),
+  addedAt: addedAt === null ? null : Number(addedAt),
+});
 
 /** PostgreSQL: the row as `rowWithEntries` reads it. */
 interface LockedRow {
@@ -109,8 +123,8 @@ interface LockedRow {
   readonly chain: number | null;
   /** Locked: the version the statement's snapshot holds, which its other reads were made at. */
   readonly seen_version?: number | string | null;
-  /** The entries in order, as [entry, song id, order key]. */
-  readonly entries: readonly (readonly [number, number, string])[];
+  /** The entries in order, as [entry, song id, order key, added by, added at]. */
+  readonly entries: readonly (readonly [number, number, string, number | null, number | null])[];
 }
 
 /**
@@ -125,8 +139,11 @@ async function rowWithEntries(q: Q, id: number, lock: boolean): Promise<LockedRo
       (SELECT version FROM catalog_version) AS catalog_version,
       (SELECT r.chain FROM playlist_revisions r WHERE r.playlist_id = p.id AND r.version = p.version) AS chain,
       ${lock ? sql`(SELECT s.version FROM playlists s WHERE s.id = p.id) AS seen_version,` : sql``}
-      (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord) ORDER BY e.ord, e.entry), '[]')
-        FROM playlist_songs e WHERE e.playlist_id = p.id) AS entries
+      (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord, o.added_by, o.added_at)
+          ORDER BY e.ord, e.entry), '[]')
+        FROM playlist_songs e
+        LEFT JOIN playlist_entry_origins o ON o.playlist_id = e.playlist_id AND o.entry = e.entry
+        WHERE e.playlist_id = p.id) AS entries
     FROM playlists p WHERE p.id = ${id}${lock ? sql` FOR UPDATE OF p` : sql``}`.execute(q);
   return rows[0];
 }
@@ -137,7 +154,7 @@ const fromRowWithEntries = (row: LockedRow): PlaylistForWrite => ({
   version: Number(row.version),
   nextEntry: Number(row.next_entry),
   catalogVersion: Number(row.catalog_version),
-  entries: row.entries.map(([entry, songId, ord]) => ({ entry, songId, ord })),
+  entries: row.entries.map(([entry, songId, ord, by, at]) => ({ entry, songId, ord, ...originOf(by, at) })),
   revisionChain: row.chain,
   rules: row.rules,
   rulesStatus: row.rules_status,
@@ -180,7 +197,12 @@ export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Pr
     version: Number(row.version),
     nextEntry: Number(row.next_entry),
     catalogVersion: Number(row.catalog_version),
-    entries: entries.map((e) => ({ entry: Number(e.entry), songId: e.song_id, ord: e.ord })),
+    entries: entries.map((e) => ({
+      entry: Number(e.entry),
+      songId: e.song_id,
+      ord: e.ord,
+      ...originOf(e.added_by, e.added_at),
+    })),
     revisionChain: row.chain,
     rules: row.rules,
     rulesStatus: row.rules_status,
@@ -191,6 +213,10 @@ export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Pr
 export interface RowChanges {
   readonly deleted: readonly number[];
   readonly written: readonly StoredEntry[];
+  /** The entries this write makes (new ids), whose origin it records: `by` at `at`. */
+  readonly made: readonly number[];
+  readonly by: number;
+  readonly at: number;
   readonly name: string;
   readonly version: number;
   readonly nextEntry: number;
@@ -253,6 +279,7 @@ export async function saveChanges(trx: Q, id: number, changes: RowChanges): Prom
     await deleteEntries(trx, { id }, chunk);
   }
   await writeEntries(trx, id, changes.written);
+  await writeOrigins(trx, id, changes.made, changes.by, changes.at);
   const { rows } = await updateRow(trx, {
     id,
     name: changes.name,
@@ -279,6 +306,27 @@ const upsertEntries = compiledRows(
       .values(rows.map((row) => ({ playlist_id: p.id, entry: row.entry, ord: row.ord, song_id: row.songId })))
       .onConflict((oc) => oc.columns(['playlist_id', 'entry']).doUpdateSet((eb) => ({ ord: eb.ref('excluded.ord') }))),
 );
+
+const insertOrigins = compiledRows(
+  'insert-origins',
+  (p: { id: number; by: number; at: number }, rows: readonly { entry: number }[]) => (q) =>
+    q
+      .insertInto('playlist_entry_origins')
+      .values(rows.map((row) => ({ playlist_id: p.id, entry: row.entry, added_by: p.by, added_at: p.at })))
+      .onConflict((oc) => oc.columns(['playlist_id', 'entry']).doNothing()),
+);
+
+/**
+ * The origins of entries made by `by` at `at` (a statement per 250 rows): an entry that has one already (given back
+ * by a restore) keeps its own.
+ */
+export async function writeOrigins(trx: Q, id: number, entries: readonly number[], by: number, at: number) {
+  for (let start = 0; start < entries.length; start += INSERT_CHUNK) {
+    if (start > 0) await nextTurn();
+    const chunk = entries.slice(start, start + INSERT_CHUNK).map((entry) => ({ entry }));
+    await insertOrigins(trx, { id, by, at }, chunk);
+  }
+}
 
 /** Entries inserted, or given a new key when there: a statement per 250 rows, the event loop served between two. */
 export async function writeEntries(trx: Q, id: number, written: readonly StoredEntry[]): Promise<void> {
@@ -318,6 +366,11 @@ export async function saveChangesAtOnce(
       FROM locked, unnest(${written.map((w) => w.entry)}::bigint[], ${written.map((w) => w.ord)}::text[],
         ${written.map((w) => w.songId)}::bigint[]) AS w (entry, ord, song_id)
       ON CONFLICT (playlist_id, entry) DO UPDATE SET ord = excluded.ord
+    ), origins AS (
+      INSERT INTO playlist_entry_origins (playlist_id, entry, added_by, added_at)
+      SELECT locked.id, m.entry, ${changes.by}, ${changes.at}
+      FROM locked, unnest(${changes.made}::bigint[]) AS m (entry)
+      ON CONFLICT (playlist_id, entry) DO NOTHING
     ), revision AS (
       INSERT INTO playlist_revisions (playlist_id, owner_id, version, at, by_id, change, name, song_count, splice_at,
         splice_deleted, songs, entries, chain, rules)
@@ -433,6 +486,9 @@ export async function createPlaylistAtOnce(q: Q, playlist: NewPlaylistRow, quota
       SELECT playlist.id, e.entry, e.ord, e.song_id
       FROM playlist, unnest(${entries.map((e) => e.entry)}::bigint[], ${entries.map((e) => e.ord)}::text[],
         ${songIds}::bigint[]) AS e (entry, ord, song_id)
+    ), origins AS (
+      INSERT INTO playlist_entry_origins (playlist_id, entry, added_by, added_at)
+      SELECT playlist.id, e.entry, ${ownerId}, ${now} FROM playlist, unnest(${entries.map((e) => e.entry)}::bigint[]) AS e (entry)
     ), revision AS (
       INSERT INTO playlist_revisions (playlist_id, owner_id, version, at, by_id, change, name, song_count, splice_at,
         splice_deleted, songs, entries, chain, rules)

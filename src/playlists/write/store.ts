@@ -24,7 +24,9 @@ import {
   saveChangesAtOnce,
   undeletePlaylist,
   writeEntries,
+  writeOrigins,
   writeRulesStatus,
+  type Origin,
   type PlaylistForWrite,
   type RowChanges,
 } from './store.repository.js';
@@ -42,7 +44,8 @@ export interface ShownSong {
  */
 export interface Written {
   readonly snapshot: Snapshot;
-  readonly entries: readonly (Entry & { readonly song: ShownSong })[];
+  /** Each with who made it and when where the write knows it (an edit's do; a create's and a restore's are not read). */
+  readonly entries: readonly (Entry & { readonly song: ShownSong } & Partial<Origin>)[];
   /** A smart playlist's rules and what its answers say beside them, as stored (JSON text); null for none. */
   readonly rules: string | null;
   readonly rulesStatus: string | null;
@@ -120,11 +123,12 @@ export function playlistStore(db: Db) {
     songs: readonly ShownSong[],
     rules: string | null,
     rulesStatus: string | null = null,
+    origins?: (entry: number) => Origin,
   ): Written {
     const shown = songs.map(({ id: songId, title, artist }) => ({ id: songId, title, artist }));
     return {
       snapshot: lazySnapshotOf({ id, version, catalogVersion, name, songs: shown, rules, rulesStatus }),
-      entries: entries.map((entry, i) => ({ ...entry, song: shown[i]! })),
+      entries: entries.map((entry, i) => ({ ...entry, song: shown[i]!, ...origins?.(entry.entry) })),
       rules,
       rulesStatus,
     };
@@ -189,6 +193,13 @@ export function playlistStore(db: Db) {
           const made = await insertPlaylist(trx, row);
           await writeSmartSources(trx, made, [], row.sources);
           await writeEntries(trx, made, entries);
+          await writeOrigins(
+            trx,
+            made,
+            entries.map((e) => e.entry),
+            ownerId,
+            now,
+          );
           await firstRevision(trx, made, ownerId, name, slotsOf(entries), now, rules);
           await addPlaylistDocument(trx, ownerId, made, doc);
           return made;
@@ -225,6 +236,13 @@ export function playlistStore(db: Db) {
         save: (changes: RowChanges) => Promise<readonly number[] | undefined>,
       ): Promise<Attempt | typeof NOT_SAVED> {
         const decision = await decide(current, trx);
+        const at = Date.now();
+        const kept = new Map(current.entries.map((e) => [e.entry, e]));
+        // An entry the playlist had keeps its origin; one this write makes is the writer's, now.
+        const origins = (entry: number): Origin => {
+          const had = kept.get(entry);
+          return had === undefined ? { addedBy: byId, addedAt: at } : { addedBy: had.addedBy, addedAt: had.addedAt };
+        };
         if ('unchanged' in decision) {
           const songs = await catalogSongs(
             trx,
@@ -239,6 +257,7 @@ export function playlistStore(db: Db) {
             songs,
             current.rules,
             current.rulesStatus,
+            origins,
           );
           return {
             ...shown,
@@ -270,7 +289,7 @@ export function playlistStore(db: Db) {
           name: decision.name,
           before: slotsOf(current.entries),
           after: slotsOf(plan.entries),
-          at: Date.now(),
+          at,
           previousChain: current.revisionChain,
           rules,
         });
@@ -278,6 +297,9 @@ export function playlistStore(db: Db) {
         const dependents = await save({
           deleted: plan.deleted,
           written: plan.written,
+          made: plan.written.flatMap((w) => (w.entry >= current.nextEntry ? [w.entry] : [])),
+          by: byId,
+          at,
           name: decision.name,
           version,
           nextEntry: plan.nextEntry,
@@ -297,6 +319,7 @@ export function playlistStore(db: Db) {
           songs,
           rules,
           rulesStatus,
+          origins,
         );
         return { ...shown, changed: true, result: decision.result, dependents, ownerId: current.ownerId };
       }
@@ -392,6 +415,14 @@ export function playlistStore(db: Db) {
         await undeletePlaylist(trx, { id, ownerId, name: to.name, now, version, nextEntry, rules });
         await writeSmartSources(trx, id, [], sourcesOf(rules));
         await writeEntries(trx, id, entries);
+        // The entries it had keep their origins; those it is given anew (a version from before entries) are made now.
+        await writeOrigins(
+          trx,
+          id,
+          entries.map((e) => e.entry),
+          ownerId,
+          now,
+        );
         await addPlaylistDocument(trx, ownerId, id, playlistDocument(to.name, songs));
         const change: ChangeKind = 'restore';
         const after = slotsOf(entries);
