@@ -5,9 +5,10 @@ import { ALIAS_TAG } from './responses.js';
 
 /**
  * The API's own version (semantic versioning); 1.2.0 added the song catalog, 1.3.0 editing, 1.4.0 history, 1.5.0
- * sharing, 1.6.0 entries and merged edits, 1.7.0 smart playlists, 1.8.0 live changes.
+ * sharing, 1.6.0 entries and merged edits, 1.7.0 smart playlists, 1.8.0 live changes, 1.9.0 long playlists (pages of
+ * entries, answers in brief, who added each entry).
  */
-export const API_VERSION = '1.8.0';
+export const API_VERSION = '1.9.0';
 
 const DESCRIPTION = `Mixtape manages song playlists over HTTP with JSON bodies.
 

@@ -14,7 +14,7 @@ import { JSON_TYPE, json } from '../http/responses.js';
 export const PREFER_HEADER = Type.Optional(
   Type.String({
     description:
-      '`return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the ' +
+      '`return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the ' +
       'whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values ' +
       'the service does not know, are ignored.',
   }),

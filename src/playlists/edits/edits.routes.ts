@@ -52,7 +52,7 @@ const NEXT_LINK = {
   Link: {
     type: 'string' as const,
     description:
-      'With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page.',
+      'With `limit` (1.9.0), when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page.',
   },
 };
 
@@ -62,7 +62,7 @@ const EntriesQuery = Type.Object({
       minimum: 1,
       maximum: MAX_PAGE,
       description:
-        'Answer a page of at most this many entries (the `Link` header names the next page); without it, every entry',
+        'Answer a page of at most this many entries (1.9.0; the `Link` header names the next page); without it, every entry',
     }),
   ),
   after: Type.Optional(
