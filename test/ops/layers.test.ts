@@ -56,7 +56,13 @@ const FLOORS: readonly Unit[] = [
   // What history keeps of every write (the revisions), and the diffs of two versions (JSON Patch, merged edits' ops).
   {
     name: 'history/revisions',
-    paths: ['history/revision.repository.ts', 'history/myers.ts', 'history/diff.ts', 'history/entries-diff.ts'],
+    paths: [
+      'history/revision-policy.ts',
+      'history/revision.repository.ts',
+      'history/myers.ts',
+      'history/diff.ts',
+      'history/entries-diff.ts',
+    ],
   },
   // Worker threads and what they run: reading playlist files, diffs.
   { name: 'workers', paths: ['workers/'] },
