@@ -291,6 +291,58 @@ describeEachDatabase('revision storage on %s', (t) => {
   });
 });
 
+describeEachDatabase('revision storage at 10 000 songs on %s', { MIXTAPE_SONGS_MAX: '10000' }, (t) => {
+  it('stores one small row for a change of one entry, whatever the length', async () => {
+    const security = await t.addUser();
+    // One short of the limit, which the insert reaches.
+    const songIds = Array.from({ length: 9_999 }, (_, i) => (i % 100) + 1);
+    const created = await createPlaylist(t.app, security, 'Very long', songIds);
+    const url = `/v3/playlist/${created.id}`;
+    const entries = (await t.app.inject({ method: 'GET', url: `${url}/entries?limit=3`, headers: { security } })).json<{
+      entries: { entry: string }[];
+    }>().entries;
+    const ops = [
+      // A move is stored as the span it crosses (here the entry before it).
+      [{ op: 'move', entry: entries[1]!.entry, before: entries[0]!.entry }],
+      [{ op: 'insert', songIds: [7], after: entries[0]!.entry }],
+      [{ op: 'remove', entry: entries[2]!.entry }],
+      [{ op: 'rename', name: 'Very long, renamed' }],
+    ];
+    const count = async (table: 'playlist_revisions' | 'playlist_entry_origins') =>
+      Number(
+        (
+          await t.db.kysely
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('playlist_id', '=', created.id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    expect(await count('playlist_entry_origins')).toBe(9_999);
+    for (const [i, edit] of ops.entries()) {
+      const answer = await t.app.inject({
+        method: 'POST',
+        url: `${url}/edits`,
+        headers: { security, 'content-type': 'application/json', prefer: 'return=minimal' },
+        payload: JSON.stringify({ ops: edit }),
+      });
+      expect(answer.statusCode, answer.body).toBe(200);
+      const row = await t.db.kysely
+        .selectFrom('playlist_revisions')
+        .select(['songs', 'entries', 'song_count'])
+        .where('playlist_id', '=', created.id)
+        .where('version', '=', i + 2)
+        .executeTakeFirstOrThrow();
+      // A splice: the entries it changed (a move, the two it swapped), not the list.
+      expect(row.songs.split(',').filter(Boolean).length).toBeLessThanOrEqual(2);
+      expect(row.entries.split(',').filter(Boolean).length).toBeLessThanOrEqual(2);
+    }
+    expect(await count('playlist_revisions')).toBe(1 + ops.length);
+    // One origin more: the inserted entry's.
+    expect(await count('playlist_entry_origins')).toBe(10_000);
+  });
+});
+
 describe('splices', () => {
   it('are found by trimming the common prefix and suffix', async () => {
     const { spliceOf } = await import('../../src/history/revision.repository.js');
