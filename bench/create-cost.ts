@@ -1,46 +1,34 @@
 /**
- * SQLite's own cost of a write, as the service runs it: the statements of a create of 10 songs (the songs read, the
- * owner's slot, the row, the entries, the first revision, the search document) and of an edit that appends one song
- * (the access read, the length, the row and its entries read, the songs read, the entry written, the row, the
- * revision, the search document), each in its savepoint, by writes per commit, with better-sqlite3 alone on a copy
- * of a bench data set, `synchronous=FULL`: the time a write takes and the CPU time it costs. Beside the service's
- * CPU a request (`npm run bench`, the `cpu ms/req` column) the CPU tells the service's own work from the database's.
+ * SQLite's own cost of a create of 10 songs and of a one-song append, as the service's statements, by writes a commit,
+ * on a copy of a load data set: to tell the service's own CPU (`npm run bench`'s `cpu ms/req`) from SQLite's.
  *
  *   npx tsx bench/create-cost.ts [bench/data/sqlite-10010.db]
  */
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
 import { generateNKeysBetween, generateKeyBetween } from 'fractional-indexing';
+import { sqliteCopy } from './micro.js';
 
 const source = process.argv[2] ?? 'bench/data/sqlite-10010.db';
 const SONGS = 10;
 const WRITES = 960;
 
 /** A fresh copy of the data set, with the service's durability settings and no automatic checkpoints. */
-function openCopy(dir: string): SQLite.Database {
-  const file = join(dir, 'copy.db');
-  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
-  copyFileSync(source, file);
-  const db = new SQLite(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('wal_autocheckpoint = 0');
-  return db;
-}
-
-interface Cost {
-  readonly usPerWrite: number;
-  /** The process's CPU time a write (user and system): what the service's `cpu ms/req` compares with. */
-  readonly cpuUsPerWrite: number;
-  readonly commitShare: number;
+function withCopy<T>(work: (db: SQLite.Database) => T): T {
+  const copy = sqliteCopy(source);
+  const db = new SQLite(copy.file);
+  try {
+    for (const pragma of ['journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON', 'wal_autocheckpoint = 0'])
+      db.pragma(pragma);
+    return work(db);
+  } finally {
+    db.close();
+    copy.done();
+  }
 }
 
 /** `WRITES` writes, `perCommit` to a transaction, each made by `write(n)` inside its savepoint. */
-function timed(db: SQLite.Database, perCommit: number, write: (n: number) => void): Cost {
+function timed(db: SQLite.Database, perCommit: number, write: (n: number) => void) {
   let committing = 0;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
@@ -57,11 +45,8 @@ function timed(db: SQLite.Database, perCommit: number, write: (n: number) => voi
   }
   const elapsed = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  return {
-    usPerWrite: (1000 * elapsed) / WRITES,
-    cpuUsPerWrite: (cpu.user + cpu.system) / WRITES,
-    commitShare: committing / elapsed,
-  };
+  const [usPerWrite, cpuUsPerWrite] = [(1000 * elapsed) / WRITES, (cpu.user + cpu.system) / WRITES];
+  return { usPerWrite, cpuUsPerWrite, commitShare: committing / elapsed };
 }
 
 const songsRead = (n: number) =>
@@ -74,9 +59,8 @@ const upsert = (n: number) =>
   `INSERT INTO playlist_songs (playlist_id, entry, ord, song_id) VALUES ${Array(n).fill('(?, ?, ?, ?)').join(', ')}
    ON CONFLICT (playlist_id, entry) DO UPDATE SET ord = excluded.ord`;
 
-function createCost(perCommit: number, dir: string): Cost {
-  const db = openCopy(dir);
-  try {
+const createCost = (perCommit: number) =>
+  withCopy((db) => {
     const read = db.prepare(songsRead(SONGS));
     const slot = db.prepare(
       'UPDATE users SET playlist_count = playlist_count + 1 WHERE id = ? AND playlist_count < ? RETURNING playlist_count',
@@ -103,14 +87,10 @@ function createCost(perCommit: number, dir: string): Cost {
       revision.run(id, owner, 1, Date.now(), owner, 'create', name, SONGS, null, null, ids.join(','), entryIds, 0);
       document.run(owner, id, `${docs[n % docs.length] ?? ''} ${n}`);
     });
-  } finally {
-    db.close();
-  }
-}
+  });
 
-function editCost(perCommit: number, dir: string): Cost {
-  const db = openCopy(dir);
-  try {
+const editCost = (perCommit: number) =>
+  withCopy((db) => {
     const access = db.prepare(`SELECT p.owner_id, p.version, (SELECT version FROM catalog_version) AS catalog_version,
         m.role, o.name AS owner_name
       FROM playlists p JOIN users o ON o.id = p.owner_id
@@ -167,27 +147,14 @@ function editCost(perCommit: number, dir: string): Cost {
       );
       document.run(`${current.name} ${n}`, owner, id);
     });
-  } finally {
-    db.close();
-  }
-}
+  });
 
-const dir = mkdtempSync(join(tmpdir(), 'mixtape-create-cost-'));
-try {
-  console.log(`SQLite alone, ${WRITES} writes each, on a copy of ${source}\n`);
-  console.log(
-    '| writes a commit | create: µs | of which the COMMIT | CPU µs | edit: µs | of which the COMMIT | CPU µs |',
-  );
-  console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-  for (const perCommit of [1, 4, 8, 16, 32]) {
-    const create = createCost(perCommit, dir);
-    const edit = editCost(perCommit, dir);
-    const pct = (share: number) => `${(100 * share).toFixed(0)}%`;
-    console.log(
-      `| ${perCommit} | ${create.usPerWrite.toFixed(0)} | ${pct(create.commitShare)} | ${create.cpuUsPerWrite.toFixed(0)} ` +
-        `| ${edit.usPerWrite.toFixed(0)} | ${pct(edit.commitShare)} | ${edit.cpuUsPerWrite.toFixed(0)} |`,
-    );
-  }
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
+console.log(`SQLite alone, ${WRITES} writes each, on a copy of ${source}\n`);
+const figures = (c: ReturnType<typeof timed>) =>
+  [c.usPerWrite.toFixed(0), `${(100 * c.commitShare).toFixed(0)}%`, c.cpuUsPerWrite.toFixed(0)].join(' | ');
+console.log(
+  '| writes a commit | create: µs | of which the COMMIT | CPU µs | edit: µs | of which the COMMIT | CPU µs |',
+);
+console.log('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+for (const perCommit of [1, 4, 8, 16, 32])
+  console.log(`| ${perCommit} | ${figures(createCost(perCommit))} | ${figures(editCost(perCommit))} |`);

@@ -1,22 +1,9 @@
 /**
- * What the reads of a page and of a repeated search cost the service, statement by statement, against the way they
- * were run before, in one process, alternating the two ways for several rounds and keeping each one's best:
- *
- * - `list`, on SQLite (a copy of a bench data set) and PostgreSQL (the bench database): the page of an owner's
- *   playlists built with Kysely and compiled for every request, as before, against `pageOfPlaylists`, compiled once
- *   (a named prepared statement on PostgreSQL). µs of CPU a page.
- * - a repeated search on PostgreSQL: the library version, then the versions of the page's playlists, as two
- *   statements, against `libraryVersions` (a batch of one), one. µs a search.
- *
- * On PostgreSQL, also the CPU of the server process behind the one connection (from /proc: this machine's server).
+ * A page read and a repeated search, statement by statement, against the way they were run before, alternating the
+ * ways for seven rounds, each keeping its best µs of CPU a call (and the PostgreSQL server's), on load data sets.
  *
  *   npx tsx bench/page-reads.ts [bench/data/sqlite-10010.db] [postgres://root@127.0.0.1:5432/mixtape_bench_10010]
- *
- * Both data sets are made by `npm run bench` (its first run on each database).
  */
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
 import { loadConfig } from '../src/config.js';
@@ -25,7 +12,8 @@ import { catalogVersion } from '../src/db/playlist-changes.js';
 import type { Database } from '../src/db/schema.js';
 import { pageOfPlaylists } from '../src/playlists/playlist.repository.js';
 import { libraryVersion, libraryVersions } from '../src/search/search.repository.js';
-import { processCpuMs } from './cpu.js';
+import { sqliteCopy } from './micro.js';
+import { processCpuMs } from './service.js';
 
 const sqliteSource = process.argv[2] ?? 'bench/data/sqlite-10010.db';
 const postgresUrl = process.argv[3] ?? 'postgres://root@127.0.0.1:5432/mixtape_bench_10010';
@@ -120,18 +108,13 @@ async function pages(db: Db, label: string, server?: number) {
   );
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'mixtape-page-reads-'));
+const copy = sqliteCopy(sqliteSource);
+const sqlite = openDatabase(loadConfig({ DATABASE_URL: `sqlite:${copy.file}` }).database);
 try {
-  const file = join(dir, 'copy.db');
-  copyFileSync(sqliteSource, file);
-  const sqlite = openDatabase(loadConfig({ DATABASE_URL: `sqlite:${file}` }).database);
-  try {
-    await pages(sqlite, 'SQLite');
-  } finally {
-    await sqlite.close();
-  }
+  await pages(sqlite, 'SQLite');
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  await sqlite.close();
+  copy.done();
 }
 
 const postgres = openDatabase(loadConfig({ DATABASE_URL: postgresUrl, DATABASE_POOL_SIZE: '1' }).database);

@@ -1,7 +1,4 @@
-/**
- * A small seeded pseudo-random generator (mulberry32): the same seed gives the same data set on every machine
- * and Node version, which `Math.random` cannot promise.
- */
+/** A seeded generator (mulberry32): the same data set on every machine, which `Math.random` cannot promise. */
 export class Random {
   #state: number;
 
@@ -18,37 +15,19 @@ export class Random {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
 
-  /** An integer in [0, n). */
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-
-  /** An integer in [min, max], both included. */
-  between(min: number, max: number): number {
-    return min + this.int(max - min + 1);
-  }
-
-  pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)]!;
-  }
-
-  chance(probability: number): boolean {
-    return this.next() < probability;
-  }
-
+  /** An integer in [0, n), and one in [min, max]. */
+  int = (n: number) => Math.floor(this.next() * n);
+  between = (min: number, max: number) => min + this.int(max - min + 1);
+  pick = <T>(items: readonly T[]): T => items[this.int(items.length)]!;
+  chance = (probability: number) => this.next() < probability;
   /** A standard normal deviate (Box–Muller). */
-  normal(): number {
-    const u = 1 - this.next();
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * this.next());
-  }
+  normal = () => Math.sqrt(-2 * Math.log(1 - this.next())) * Math.cos(2 * Math.PI * this.next());
 
   /** Shuffles in place (Fisher–Yates). */
   shuffle<T extends { [index: number]: unknown; length: number }>(items: T): T {
     for (let i = items.length - 1; i > 0; i -= 1) {
       const j = this.int(i + 1);
-      const kept = items[i];
-      items[i] = items[j];
-      items[j] = kept;
+      [items[i], items[j]] = [items[j], items[i]];
     }
     return items;
   }

@@ -1,178 +1,205 @@
-import type { EntryWritesResults } from './entry-writes.js';
-import type { HostileResults } from './hostile-search.js';
-import type { HostileWritesResults } from './hostile-writes.js';
-import type { SignInResults } from './hostile-sign-in.js';
-import type { HostileFilesResults } from './hostile-files.js';
-import type { NeighbourResults } from './neighbours.js';
-/** The results file of a benchmark run, and its text and Markdown tables. */
+/** Results: the files a run writes, its tables, and what the service's own log tells. */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
 import type { DatasetParams } from './dataset.js';
 import type { Measurement } from './load.js';
-import type { CpuPerRequest } from './cpu.js';
-
-export interface LevelResult {
-  readonly connections: number;
-  readonly service: Measurement;
-  readonly baseline: Measurement;
-  /** Service req/s ÷ baseline req/s at the same concurrency. */
-  readonly ratio: number;
-  /** CPU ms a response cost the service, and its PostgreSQL server processes (0 on SQLite), over the level. */
-  readonly cpu?: CpuPerRequest | undefined;
-}
-
-/** The scenario again at half its peak rate, paced evenly (open loop), for p99 under a sustainable load. */
-export interface HalfPeakResult {
-  readonly rate: number;
-  readonly connections: number;
-  readonly service: Measurement;
-  readonly baseline: Measurement;
-}
+import { ROOT, type CpuReading, type OwnScenario } from './service.js';
 
 export interface ScenarioResult {
   readonly name: string;
   readonly description: string;
-  readonly levels: LevelResult[];
-  readonly halfPeak?: HalfPeakResult;
+  /** Each level: the service's figures and the baseline's, their req/s ratio, the CPU ms a response cost. */
+  readonly levels: {
+    connections: number;
+    service: Measurement;
+    baseline: Measurement;
+    ratio: number;
+    cpu?: CpuReading;
+  }[];
+  /** Again at half the peak rate, paced evenly, for p99 under a load the service keeps up with. */
+  readonly halfPeak?: { rate: number; connections: number; service: Measurement; baseline: Measurement };
 }
 
+/** A results file: the run, and the load scenarios' figures (when any ran) and each other scenario's by its name. */
 export interface BenchResults {
-  /** The noisy-neighbours measurement (bench/neighbours.ts), when it was run. */
-  readonly neighbours?: NeighbourResults;
-  /** The hostile-search measurement (bench/hostile-search.ts), when it was run. */
-  readonly hostileSearch?: HostileResults;
-  /** The hostile-writes measurement (bench/hostile-writes.ts), when it was run. */
-  readonly hostileWrites?: HostileWritesResults;
-  /** The hostile-sign-in measurement (bench/hostile-sign-in.ts), when it was run. */
-  readonly hostileSignIn?: SignInResults;
-  /** The hostile-files measurement (bench/hostile-files.ts), when it was run. */
-  readonly hostileFiles?: HostileFilesResults;
-  readonly entryWrites?: EntryWritesResults;
   readonly date: string;
   readonly command: string;
   readonly git: { readonly commit: string; readonly dirty: boolean } | undefined;
-  readonly machine: {
-    readonly cpuModel: string;
-    readonly cores: number;
-    readonly ramBytes: number;
-    readonly node: string;
-    readonly os: string;
-    /** 1, 5 and 15 minute load averages when the run began: anything else busy on the machine shows here. */
-    readonly loadAverage: readonly number[];
-  };
+  readonly machine: ReturnType<typeof machine>;
   readonly dialect: string;
-  readonly dataset: {
-    readonly params: DatasetParams;
-    readonly generatorVersion: number;
-    readonly location: string;
-    readonly users: number;
-    readonly playlistSongs: number;
-    readonly diskBytes: number;
-    readonly generationSeconds: number;
-    /** False when a data set generated earlier was reused (generationSeconds is then that generation's). */
-    readonly generatedThisRun: boolean;
+  readonly dataset?: {
+    params: DatasetParams;
+    users: number;
+    playlistSongs: number;
+    diskBytes: number;
+    generationSeconds: number;
   };
-  readonly settings: {
-    readonly durationSeconds: number;
-    readonly warmupSeconds: number;
-    readonly connections: readonly number[];
-    readonly activeUsers: number;
-    readonly service: Readonly<Record<string, string>>;
-  };
-  readonly service: {
-    readonly startMs: number;
-    readonly rssAtReadyBytes: number;
-    readonly maxRssBytes: number;
-    readonly signInWarmupMs: number;
-  };
-  readonly scenarios: readonly ScenarioResult[];
+  readonly settings?: { durationSeconds: number; warmupSeconds: number; activeUsers: number };
+  readonly service?: { startMs: number; rssAtReadyBytes: number; maxRssBytes: number };
+  readonly scenarios?: readonly ScenarioResult[];
   /** Scenarios that had non-2xx answers or errors: their figures are not to be trusted. */
-  readonly problems: readonly string[];
+  readonly problems?: readonly string[];
+  readonly [own: string]: unknown;
 }
 
-const MIB = 1024 * 1024;
-const fixed = (n: number, digits: number) => n.toFixed(digits);
-const rps = (n: number) => Math.round(n).toString();
-const ms = (n: number) => (n < 10 ? fixed(n, 2) : fixed(n, 1));
-
-const HEADER = [
-  'scenario',
-  'load',
-  'req/s',
-  'p50 ms',
-  'p99 ms',
-  'baseline req/s',
-  'baseline p50',
-  'baseline p99',
-  'ratio',
-  'cpu ms/req',
-  'db cpu ms/req',
-  'non-2xx',
-  'errors',
-];
-
-function rows(results: BenchResults): string[][] {
-  const row = (name: string, load: string, s: Measurement, b: Measurement, ratio: string, cpu?: CpuPerRequest) => [
-    name,
-    load,
-    rps(s.rps),
-    ms(s.p50),
-    ms(s.p99),
-    rps(b.rps),
-    ms(b.p50),
-    ms(b.p99),
-    ratio,
-    cpu === undefined ? '' : fixed(cpu.serviceMs, 3),
-    cpu === undefined ? '' : fixed(cpu.databaseMs, 3),
-    String(s.non2xx),
-    String(s.errors),
-  ];
-  const out: string[][] = [];
-  for (const scenario of results.scenarios) {
-    for (const level of scenario.levels) {
-      const load = `${level.connections} conn`;
-      out.push(row(scenario.name, load, level.service, level.baseline, fixed(level.ratio, 3), level.cpu));
-    }
-    const half = scenario.halfPeak;
-    if (half !== undefined) {
-      const load = `${half.rate}/s, ${half.connections} conn`;
-      out.push(row(`${scenario.name} (half peak)`, load, half.service, half.baseline, ''));
-    }
+/** The commit, and whether the tree differs from it; read-only (no index refresh), undefined outside git. */
+export function gitState(): BenchResults['git'] {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
+  try {
+    return { commit: git('rev-parse', 'HEAD').trim(), dirty: git('status', '--porcelain').trim() !== '' };
+  } catch {
+    return undefined;
   }
-  return out;
 }
 
-function summary(results: BenchResults): string[] {
-  const { machine, dataset, service, settings } = results;
-  const dialect = results.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
-  return [
-    `${dialect}, ${dataset.params.playlists} playlists (${dataset.users} users, ${dataset.params.songs} songs, ` +
-      `${dataset.playlistSongs} playlist entries, ${fixed(dataset.diskBytes / MIB, 0)} MiB on disk), ` +
-      `generated in ${fixed(dataset.generationSeconds, 1)} s`,
-    `${machine.cpuModel}, ${machine.cores} cores, ${fixed(machine.ramBytes / 1024 ** 3, 0)} GiB RAM, ` +
-      `Node ${machine.node}, ${machine.os}, load average ${machine.loadAverage.map((l) => fixed(l, 2)).join(' ')}`,
-    `${settings.durationSeconds} s per level after ${settings.warmupSeconds} s of warm-up, ` +
-      `spread over ${settings.activeUsers} users; service start ${fixed(service.startMs, 0)} ms, ` +
-      `RSS ${fixed(service.rssAtReadyBytes / MIB, 0)} MiB when ready, ${fixed(service.maxRssBytes / MIB, 0)} MiB at most`,
-    `${results.date}, ${results.git === undefined ? 'no git' : results.git.commit.slice(0, 12) + (results.git.dirty ? ' (uncommitted changes)' : '')}: ${results.command}`,
+/** The machine; the load averages when the run began show anything else busy on it. */
+export const machine = (loadAverage = os.loadavg()) => ({
+  ...{ cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown', cores: os.cpus().length, ramBytes: os.totalmem() },
+  ...{ node: process.version, os: `${os.type()} ${os.release()}`, loadAverage },
+});
+
+/**
+ * Where a run's results go: `bench/results/<date>-<dialect>-<label>.json`; with `out`, that file when it ends in
+ * `.json`, else `out/<label>-<dialect>[-<tag>].json`.
+ */
+export function resultsFile(label: string, dialect: string, out?: string, tag?: string): string {
+  const date = new Date().toISOString().slice(0, 10);
+  if (out === undefined) return join(ROOT, 'bench/results', `${date}-${dialect}-${label}.json`);
+  return out.endsWith('.json') ? out : join(out, `${label}-${dialect}${tag === undefined ? '' : `-${tag}`}.json`);
+}
+
+/** Written whole or not at all: a half-written results file would read as a broken run. */
+export function writeJson(file: string, data: unknown): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(data, null, 2)}\n`);
+  renameSync(`${file}.tmp`, file);
+}
+
+/** A Markdown table; the header as `name|name|…`. */
+export function table(header: string, rows: readonly (readonly unknown[])[]): string {
+  const line = (cells: readonly unknown[]) =>
+    `| ${cells.map((c) => (typeof c === 'string' ? c : JSON.stringify(c))).join(' | ')} |`;
+  const names = header.split('|');
+  return [line(names), line(names.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** `value ÷ base` with one decimal, or '' without a base. */
+export const ratio = (value: number, base: number | undefined) =>
+  base === undefined || base === 0 ? '' : (value / base).toFixed(1);
+
+/** A line of the service's request log: one a request, its `ms` from the arrival to the answer. */
+export interface RequestLine {
+  readonly time: number;
+  readonly method: string;
+  readonly url: string;
+  readonly ms: number;
+  readonly status: number;
+  readonly user?: string;
+  readonly level?: number;
+  readonly msg?: string;
+}
+
+export const logLines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Partial<RequestLine>);
+
+export const requestLines = (file: string) => logLines(file).filter((line) => line.msg === 'request') as RequestLine[];
+
+/** What the services' logs hold besides answers below 500: lines at warn and above, and 5xx answers by route. */
+export function logSummary(files: readonly string[]) {
+  const [warnings, serverErrors] = [{} as Record<string, number>, {} as Record<string, number>];
+  for (const { level = 30, msg = '', method, url = '', status = 0 } of files.flatMap(logLines)) {
+    if (level >= 40) warnings[`${level} ${msg}`.slice(0, 300)] = (warnings[`${level} ${msg}`.slice(0, 300)] ?? 0) + 1;
+    const route = `${method} ${url.replace(/\?.*$/, '').replace(/\/\d+/g, '/N')} ${status}`;
+    if (msg === 'request' && status >= 500) serverErrors[route] = (serverErrors[route] ?? 0) + 1;
+  }
+  return { warnings, serverErrors };
+}
+
+const HEADER =
+  'scenario|load|req/s|p50 ms|p99 ms|baseline req/s|baseline p50|baseline p99|ratio|cpu ms/req|db cpu ms/req';
+
+/** The load scenarios' figures as a Markdown table, or as aligned text (numbers to the right). */
+export function formatLoad(results: BenchResults, markdown: boolean): string {
+  const [fixed, mib] = [(n: number, digits = 0) => n.toFixed(digits), (bytes: number) => (bytes / 2 ** 20).toFixed(0)];
+  const ms = (n: number) => (n < 10 ? fixed(n, 2) : fixed(n, 1));
+  const row = (name: string, load: string, s: Measurement, b: Measurement, ratio: string, cpu?: CpuReading) => [
+    ...[name, load, fixed(s.rps), ms(s.p50), ms(s.p99), fixed(b.rps), ms(b.p50), ms(b.p99), ratio],
+    ...[cpu === undefined ? '' : fixed(cpu.serviceMs, 3), cpu === undefined ? '' : fixed(cpu.databaseMs, 3)],
+    ...[String(s.non2xx), String(s.errors)],
   ];
+  const rows = (results.scenarios ?? []).flatMap(({ name, levels, halfPeak: h }) => [
+    ...levels.map((l) => row(name, `${l.connections} conn`, l.service, l.baseline, fixed(l.ratio, 3), l.cpu)),
+    ...(h === undefined
+      ? []
+      : [row(`${name} (half peak)`, `${h.rate}/s, ${h.connections} conn`, h.service, h.baseline, '')]),
+  ]);
+  const { machine: m, dataset: d, service: s, settings: t, git } = results;
+  const summary = [
+    ...(d === undefined
+      ? []
+      : [
+          `${results.dialect}, ${d.params.playlists} playlists (${d.users} users, ${d.params.songs} songs, ` +
+            `${d.playlistSongs} playlist entries, ${mib(d.diskBytes)} MiB on disk), generated in ${fixed(d.generationSeconds, 1)} s`,
+        ]),
+    `${m.cpuModel}, ${m.cores} cores, ${fixed(m.ramBytes / 2 ** 30)} GiB RAM, Node ${m.node}, ${m.os}, ` +
+      `load average ${m.loadAverage.map((l) => fixed(l, 2)).join(' ')}`,
+    ...(t === undefined || s === undefined
+      ? []
+      : [
+          `${t.durationSeconds} s per level after ${t.warmupSeconds} s of warm-up, spread over ${t.activeUsers} users; ` +
+            `service start ${fixed(s.startMs)} ms, RSS ${mib(s.rssAtReadyBytes)} MiB when ready, ${mib(s.maxRssBytes)} MiB at most`,
+        ]),
+    `${results.date}, ${git === undefined ? 'no git' : git.commit.slice(0, 12) + (git.dirty ? ' (uncommitted changes)' : '')}: ${results.command}`,
+  ];
+  const header = `${HEADER}|non-2xx|errors`.split('|');
+  if (markdown) return [...summary.map((text) => `- ${text}`), '', table(header.join('|'), rows)].join('\n');
+  const widths = header.map((_, column) => Math.max(...[header, ...rows].map((r) => r[column]!.length)));
+  const line = (r: string[]) =>
+    r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  return [...summary, '', line(header), ...rows.map(line)].join('\n');
 }
 
-export function formatText(results: BenchResults): string {
-  const table = [HEADER, ...rows(results)];
-  const widths = HEADER.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
-  // Text left-aligned, numbers right-aligned.
-  const line = (row: string[]) =>
-    row.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
-  return [...summary(results), '', line(HEADER), ...rows(results).map(line)].join('\n');
+/** A figure as a cell: a measurement as req/s, p50 / p99 ms; a latency as p50 / p99 / max ms; a list, joined. */
+function cell(value: unknown): string {
+  if (typeof value === 'number') return String(Math.round(value * 100) / 100);
+  if (Array.isArray(value)) return value.length > 5 ? `(${value.length})` : value.map(cell).join(', ');
+  if (value === null || value === undefined) return 'none';
+  if (typeof value === 'string') return value.replace(/\s*\n\s*/g, ' ');
+  if (typeof value !== 'object') return JSON.stringify(value);
+  const v = value as Record<string, number | undefined>;
+  const failed = (v.failures ?? (v.non2xx ?? 0) + (v.errors ?? 0)) > 0 ? ` (${v.failures ?? v.non2xx} failed)` : '';
+  if (v.rps !== undefined) return `${Math.round(v.rps)} req/s, ${cell(v.p50)} / ${cell(v.p99)} ms${failed}`;
+  if (v.count !== undefined && v.max !== undefined) return `${v.p50} / ${v.p99} / ${v.max} ms of ${v.count}${failed}`;
+  return JSON.stringify(value);
 }
 
-export function formatMarkdown(results: BenchResults): string {
-  const line = (row: string[]) => `| ${row.join(' | ')} |`;
-  const align = HEADER.map((_, column) => (column < 2 ? '---' : '--:'));
-  return [
-    ...summary(results).map((text) => `- ${text}`),
-    '',
-    line(HEADER),
-    line(align),
-    ...rows(results).map(line),
-  ].join('\n');
+const plain = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && cell(value).startsWith('{');
+
+/**
+ * Any scenario's results as Markdown: a line a figure (the keys of nested objects joined by dots), a table a list of
+ * objects (an object in a row spread over columns of its own); long lists stay in the JSON.
+ */
+export function render(results: Record<string, unknown>, prefix = ''): string[] {
+  return Object.entries(results).flatMap(([key, value]): string[] => {
+    if (plain(value)) return render(value, `${prefix}${key}.`);
+    if (!Array.isArray(value) || !value.some(plain)) return [`- ${prefix}${key}: ${cell(value)}`];
+    const flat = (row: Record<string, unknown>, at = ''): [string, unknown][] =>
+      Object.entries(row).flatMap(([k, v]) => (plain(v) ? flat(v, `${at}${k}.`) : [[`${at}${k}`, v]]));
+    const rows = (value as Record<string, unknown>[]).map((row) => Object.fromEntries(flat(row)));
+    const columns = [...new Set(rows.flatMap(Object.keys))];
+    const cells = rows.map((r) => columns.map((c) => cell(r[c])));
+    return ['', `${prefix}${key}:`, table(columns.join('|'), cells), ''];
+  });
 }
+
+/** A scenario's results: its own table, or every figure. */
+export const report = (scenario: OwnScenario, results: unknown) =>
+  scenario.format?.(results) ??
+  [`${scenario.name}: ${scenario.description}`, ...render(results as Record<string, unknown>)].join('\n');

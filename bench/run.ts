@@ -1,102 +1,120 @@
 /**
- * `npm run bench`: generates (or reuses) a data set, starts the built service on it, drives it with autocannon
- * scenario by scenario and level by level, each level also against a bare node:http baseline that answers the
- * same bytes, and writes the figures to bench/results/. See docs/benchmarks.md.
+ * `npm run bench`: the benchmark harness. The load scenarios (bench/scenarios.ts) run on the generated data set
+ * (bench/store.ts) against the built service, level by level, each level also against a bare `node:http` baseline
+ * answering the same bytes; every other scenario runs on a database and service of its own. Each dialect's figures go
+ * to one results file (JSON) and are printed as tables. See docs/benchmarks.md.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startBaseline, type Answer, type Baseline } from './baseline.js';
+import { parseArgs } from 'node:util';
+import { startBaseline, type Baseline } from './floor-server.js';
 import type { BenchUser, DatasetMeta } from './dataset.js';
-import { ensureDataset } from './generate.js';
-import { perRequest, readCpu } from './cpu.js';
-import { measure, measurePaced, type BenchRequest, type Measurement } from './load.js';
-import { USAGE, UsageError, parseOptions, type BenchOptions } from './options.js';
+import { auth, measure, measurePaced, send, type Measurement } from './load.js';
 import { Random } from './random.js';
-import { formatText, type BenchResults, type ScenarioResult } from './results.js';
-import { formatHostileSearch, measureHostileSearch, type HostileResults } from './hostile-search.js';
-import { formatHostileWrites, measureHostileWrites, type HostileWritesResults } from './hostile-writes.js';
-import { formatHostileSignIn, measureHostileSignIn, type SignInResults } from './hostile-sign-in.js';
-import { formatHostileFiles, measureHostileFiles, type HostileFilesResults } from './hostile-files.js';
-import { formatHostileSmart, measureHostileSmart, type HostileSmartResults } from './hostile-smart.js';
-import { formatEntryWrites, measureEntryWrites, type EntryWritesResults } from './entry-writes.js';
-import { formatNeighbours, measureNeighbours, type NeighbourResults } from './neighbours.js';
-import { SCENARIOS, authorization, type Scenario } from './scenarios.js';
-import { PROFILE_DIR, ROOT, pinToCpu, startService, type RunningService } from './service.js';
-import type { DatasetStore } from './store.js';
-import { postgresStore } from './store-postgres.js';
-import { sqliteStore } from './store-sqlite.js';
+import { formatLoad, gitState, machine, report, resultsFile, writeJson, type ScenarioResult } from './results.js';
+import { OWN, SCENARIOS, type Scenario } from './scenarios.js';
+import * as service from './service.js';
+import { datasetStore, ensureDataset } from './store.js';
 
-const RESULTS_DIR = join(ROOT, 'bench/results');
-const DATA_DIR = join(ROOT, 'bench/data');
-/** Sign-ins at once during the warm-up: each is a deliberately slow scrypt hash in the service. */
-const SIGN_IN_CONCURRENCY = 4;
-/** Tries of one user's sign-in that a busy service sheds (503) or holds to its share (429). */
-const SIGN_IN_ATTEMPTS = 5;
+const NAMES = [...SCENARIOS.map((s) => s.name), ...OWN.map((s) => s.name)];
+/** Run only when named: they take long, or many of the machine's resources. */
+const NAMED_ONLY = ['smart', 'unasked-shares', 'live'];
 
-function openStore(options: BenchOptions): DatasetStore {
-  const { playlists } = options.params;
-  return options.dialect === 'sqlite'
-    ? sqliteStore(join(DATA_DIR, `sqlite-${playlists}.db`))
-    : postgresStore(options.pgUrl, `mixtape_bench_${playlists}`);
+const USAGE = `Usage: npm run bench -- [options] (docs/benchmarks.md)
+
+  --only a,b, --scenarios a,b   scenarios (default all but ${NAMED_ONLY.join(', ')}): ${NAMES.join(', ')}
+  --dialect sqlite|postgres     the database, or both as sqlite,postgres (default sqlite)
+  --pg-url URL                  PostgreSQL server, as an administrator's URL (default ${service.DEFAULT_PG_URL})
+  --duration S                  seconds a level or phase (default 10; live, hostile-smart 20; hostile-sign-in 15)
+  --out PATH [--tag T]          the results file (PATH.json), or PATH/<scenario>-<dialect>[-T].json
+  --skip-build                  serve the existing dist/ instead of running npm run build first
+  --profile                     write a CPU profile of the service to bench/profiles/
+load scenarios, on the data set generated once per set of parameters:
+  --playlists N (10000), --playlists-per-user N (100), --songs N (50000; smart, hostile-smart 200000), --seed N (1)
+  --regenerate, --connections 1,16,64, --warmup S (2), --users N (200, each a slow sign-in first)
+scenarios with a service of their own:
+  --phases a,b                  the flooding phases or measures to run (the quiet phases always run)
+  --root DIR                    serve another checkout's build (DIR/dist)
+  live: --n N (200), --streams N (10000), --users N (1000), --rate N (50)
+  entry-writes: --before DIR, --sizes a,b (10,100,1000,10000), --far N (1000; 0: none), --far-runs N (3)`;
+
+class UsageError extends Error {}
+
+function integer(name: string, value: string, min: number): number {
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`--${name} must be an integer of at least ${min}`);
+  return n;
 }
 
-/** The users the load is spread over: `count` of them, evenly across the data set. */
-function activeUsers(meta: DatasetMeta, count: number): BenchUser[] {
-  const all = meta.users;
-  const n = Math.min(count, all.length);
-  return Array.from({ length: n }, (_, i) => all[Math.floor((i * all.length) / n)]!);
+const [text, flag] = [{ type: 'string' as const }, { type: 'boolean' as const, default: false }];
+const given = (value: string) => ({ type: 'string' as const, default: value });
+const OPTIONS = {
+  ...{ dialect: given('sqlite'), playlists: given('10000'), 'playlists-per-user': given('100'), songs: text },
+  ...{ seed: given('1'), regenerate: flag, 'pg-url': given(service.DEFAULT_PG_URL), only: text, scenarios: text },
+  ...{ connections: given('1,16,64'), duration: text, warmup: given('2'), users: text, 'skip-build': flag },
+  ...{ profile: flag, help: flag, phases: text, out: text, tag: text, root: text, n: text, streams: text },
+  ...{ rate: text, before: text, sizes: text, far: text, 'far-runs': text },
+};
+
+function parseOptions(args: string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, strict: true, options: OPTIONS });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values: v } = parsed;
+  const dialects = v.dialect.split(',');
+  if (!dialects.every((d): d is service.Dialect => d === 'sqlite' || d === 'postgres'))
+    throw new UsageError('--dialect must be sqlite, postgres or sqlite,postgres');
+  const only = v.scenarios ?? v.only;
+  const scenarios = only === undefined ? NAMES.filter((n) => !NAMED_ONLY.includes(n)) : only.split(',').filter(Boolean);
+  if (scenarios.length === 0 || scenarios.some((name) => !NAMES.includes(name)))
+    throw new UsageError(`--only takes scenario names from: ${NAMES.join(', ')}`);
+  const params = {
+    playlists: integer('playlists', v.playlists, 10),
+    // Below 10, 1% of a user's playlists and three ten-song playlists would not fit.
+    playlistsPerUser: integer('playlists-per-user', v['playlists-per-user'], 10),
+    ...{ songs: integer('songs', v.songs ?? '50000', 1000), seed: integer('seed', v.seed, 0) },
+  };
+  if (params.playlists < params.playlistsPerUser)
+    throw new UsageError('--playlists must be at least --playlists-per-user');
+  const option = (name: string) => (v as Record<string, unknown>)[name] as string | undefined;
+  return {
+    ...{ help: v.help, dialects, params, regenerate: v.regenerate, pgUrl: v['pg-url'], scenarios, option },
+    connections: v.connections.split(',').map((c) => integer('connections', c.trim(), 1)),
+    duration: v.duration === undefined ? undefined : integer('duration', v.duration, 1),
+    ...{ warmup: integer('warmup', v.warmup, 0), users: v.users === undefined ? 200 : integer('users', v.users, 1) },
+    ...{ build: !v['skip-build'], profile: v.profile, out: v.out, tag: v.tag, root: v.root },
+    phases: v.phases === undefined ? undefined : new Set(v.phases.split(',')),
+  };
 }
 
-/** One request with exactly the headers and body the load sends, and the whole answer. */
-function capture(url: string, r: BenchRequest): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${url}${r.path}`, { method: r.method, headers: r.headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.once('end', () => {
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-        }
-        resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks) });
-      });
-      res.once('error', reject);
-    });
-    req.once('error', reject);
-    req.end(r.body);
-  });
-}
+type Options = ReturnType<typeof parseOptions>;
 
 /**
- * Signs every active user in once. Verified credentials are cached by the service, so without this the first
- * seconds of the first level would measure scrypt, not the scenario.
+ * Signs every active user in once, 4 at a time: the service keeps verified credentials, so without this the first
+ * seconds would measure scrypt, not the scenario. A busy service may shed one (503) or hold it back (429).
  */
-async function signIn(url: string, meta: DatasetMeta, users: readonly BenchUser[]): Promise<number> {
+async function signIn(url: string, users: readonly BenchUser[]): Promise<number> {
   const started = performance.now();
   const queue = [...users];
   const worker = async () => {
     for (let user = queue.shift(); user !== undefined; user = queue.shift()) {
-      // A busy service may shed a sign-in (503) or hold it to its share (429): try again as told, a few times.
       for (let attempt = 1; ; attempt++) {
-        const answer = await capture(url, {
-          method: 'GET',
-          path: '/v3/playlist?limit=1',
-          headers: authorization(user, meta.password),
-        });
+        const answer = await send(url, { path: '/v3/playlist?limit=1', headers: auth(user.name) });
         if (answer.status === 200) break;
-        if ((answer.status !== 503 && answer.status !== 429) || attempt === SIGN_IN_ATTEMPTS)
+        if ((answer.status !== 503 && answer.status !== 429) || attempt === 5)
           throw new Error(`Signing in as ${user.name} failed: status ${answer.status}`);
-        const retryAfter = Number(answer.headers['retry-after'] ?? 1);
-        await sleep(1000 * (Number.isFinite(retryAfter) ? Math.min(retryAfter, 5) : 1));
+        await sleep(1000 * Math.min(Number(answer.headers['retry-after'] ?? 1) || 1, 5));
       }
     }
   };
-  await Promise.all(Array.from({ length: SIGN_IN_CONCURRENCY }, worker));
+  await Promise.all(Array.from({ length: 4 }, worker));
   return performance.now() - started;
 }
 
@@ -104,337 +122,178 @@ const describe = (m: Measurement) =>
   `${Math.round(m.rps)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms` +
   (m.non2xx + m.errors > 0 ? `, ${m.non2xx} non-2xx ${JSON.stringify(m.statusCodes)}, ${m.errors} errors` : '');
 
+/** One scenario, level by level, on the service and the baseline; `database` names PostgreSQL's for its CPU. */
 async function runScenario(
   scenario: Scenario,
-  service: RunningService,
+  running: service.RunningService,
   baseline: Baseline,
-  meta: DatasetMeta,
-  users: readonly BenchUser[],
-  options: BenchOptions,
-  /** PostgreSQL: the data set's database, whose server processes' CPU time is counted. */
-  database: string | undefined,
+  context: { meta: DatasetMeta; users: readonly BenchUser[]; options: Options; database: string | undefined },
 ): Promise<ScenarioResult> {
-  const context = { meta, users, random: new Random(meta.params.seed) };
-  await scenario.prepare?.(service.url, context);
-  const requests = scenario.requests(context);
+  const { meta, options, database } = context;
+  const { url, pid } = running;
+  const scenarioContext = { meta, users: context.users, random: new Random(meta.params.seed) };
+  await scenario.prepare?.(url, scenarioContext);
+  const requests = scenario.requests(scenarioContext);
   const sample = requests[0];
   if (sample === undefined) throw new Error(`The ${scenario.name} scenario has no requests.`);
-  const answer = await capture(service.url, sample);
+  const answer = await send(url, sample);
   const problem = scenario.check(answer, sample, meta);
   if (problem !== undefined) throw new Error(`The ${scenario.name} scenario's sample answer is wrong: ${problem}`);
   await baseline.answerWith(answer);
-
   console.log(`\n${scenario.name}: ${scenario.description} (${requests.length} different requests)`);
-  const top = Math.max(...options.connections);
-  const { exclusive } = scenario;
-  // The baseline answers every request with the sample's answer: what a scenario learns from the service's answers
-  // (an edit's ETag) is not to be learnt from it.
+  const [top, { exclusive }, durationSeconds] = [Math.max(...options.connections), scenario, options.duration ?? 10];
+  // The baseline answers every request alike: what a scenario learns from answers is not to be learnt from it.
   const baselineRequests = requests.map((r) => ({ ...r, onResponse: undefined }));
-  if (options.warmupSeconds > 0) {
-    const warmup = { connections: top, durationSeconds: options.warmupSeconds, exclusive };
+  if (options.warmup > 0) {
     scenario.beforeRun?.();
-    await measure(service.url, requests, warmup);
-    await measure(baseline.url, baselineRequests, warmup);
+    await measure(url, requests, { connections: top, durationSeconds: options.warmup, exclusive });
+    await measure(baseline.url, baselineRequests, { connections: top, durationSeconds: options.warmup, exclusive });
   }
   const levels = [];
   for (const connections of options.connections) {
-    const load = { connections, durationSeconds: options.durationSeconds, exclusive };
     scenario.beforeRun?.();
-    const cpuBefore = readCpu(service.pid, database);
-    const s = await measure(service.url, requests, load);
-    const cpu = perRequest(cpuBefore, readCpu(service.pid, database), s.responses);
-    const b = await measure(baseline.url, baselineRequests, load);
-    const ratio = s.rps / b.rps;
+    const cpuBefore = service.readCpu(pid, database);
+    const s = await measure(url, requests, { connections, durationSeconds, exclusive });
+    const cpu = service.perRequest(cpuBefore, service.readCpu(pid, database), s.responses);
+    const b = await measure(baseline.url, baselineRequests, { connections, durationSeconds, exclusive });
+    const [ratio, ms] = [s.rps / b.rps, (n: number) => n.toFixed(3)];
     const cpuText =
-      cpu === undefined
-        ? ''
-        : ` | CPU a request: service ${cpu.serviceMs.toFixed(3)} ms, database ${cpu.databaseMs.toFixed(3)} ms`;
+      cpu === undefined ? '' : ` | CPU a request: service ${ms(cpu.serviceMs)}, database ${ms(cpu.databaseMs)}`;
     console.log(
-      `  ${connections} conn: service ${describe(s)} | baseline ${describe(b)} | ratio ${ratio.toFixed(3)}${cpuText}`,
+      `  ${connections} conn: service ${describe(s)} | baseline ${describe(b)} | ratio ${ms(ratio)}${cpuText}`,
     );
     levels.push({ connections, service: s, baseline: b, ratio, cpu });
   }
-  if (scenario.halfPeak !== true) return { name: scenario.name, description: scenario.description, levels };
-
+  const result = { name: scenario.name, description: scenario.description, levels };
+  if (scenario.halfPeak !== true) return result;
   const rate = Math.max(1, Math.round(Math.max(...levels.map((l) => l.service.rps)) / 2));
-  const load = { connections: top, durationSeconds: options.durationSeconds, rate };
-  const s = await measurePaced(service.url, requests, load);
-  const b = await measurePaced(baseline.url, requests, load);
+  const load = { connections: top, durationSeconds, rate };
+  const [s, b] = [await measurePaced(url, requests, load), await measurePaced(baseline.url, requests, load)];
   console.log(`  half peak, ${rate}/s over ${top} conn: service ${describe(s)} | baseline ${describe(b)}`);
-  return {
-    name: scenario.name,
-    description: scenario.description,
-    levels,
-    halfPeak: { rate, connections: top, service: s, baseline: b },
-  };
+  return { ...result, halfPeak: { rate, connections: top, service: s, baseline: b } };
 }
 
-/** The commit, and whether the tree differs from it; read-only (no index refresh), undefined outside git. */
-function gitState(): BenchResults['git'] {
-  const git = (...args: string[]) =>
-    execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, GIT_OPTIONAL_LOCKS: '0' } });
-  try {
-    return { commit: git('rev-parse', 'HEAD').trim(), dirty: git('status', '--porcelain').trim() !== '' };
-  } catch {
-    return undefined;
-  }
-}
-
-function writeResults(results: BenchResults): string {
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = join(
-    RESULTS_DIR,
-    `${results.date.slice(0, 10)}-${results.dialect}-${results.dataset.params.playlists}.json`,
-  );
-  // Written whole or not at all: a half-written results file would read as a broken run.
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(results, null, 2)}\n`);
-  renameSync(`${file}.tmp`, file);
-  return file;
-}
-
-const HOSTILE_SMART =
-  '\nhostile-smart: a writer and others beside smart playlists that follow, costly rules and old-base merges';
-
-/**
- * `--only hostile-smart` alone: it makes its own database and service, so no shared data set is generated or touched
- * (on PostgreSQL that one is a database every checkout names alike). Its figures go to
- * bench/results/<date>-<dialect>-hostile-smart.json.
- */
-async function hostileSmartAlone(options: BenchOptions, git: BenchResults['git']): Promise<void> {
-  const loadAverage = os.loadavg();
-  if (options.build) {
-    console.log('\nBuilding the service (npm run build)…');
-    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('npm run build failed; fix it, or pass --skip-build to serve dist/ as is');
-  }
-  console.log(HOSTILE_SMART);
-  const hostileSmart = await measureHostileSmart(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
-  console.log(formatHostileSmart(hostileSmart));
-  const date = new Date().toISOString();
-  const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const file = join(RESULTS_DIR, `${date.slice(0, 10)}-${options.dialect}-hostile-smart.json`);
-  writeFileSync(`${file}.tmp`, `${JSON.stringify({ date, command, git, loadAverage, hostileSmart }, null, 2)}\n`);
-  renameSync(`${file}.tmp`, file);
-  console.log(`\nResults: ${file}`);
-}
-
-async function main(): Promise<void> {
-  const options = parseOptions(process.argv.slice(2));
-  if (options === undefined) {
-    console.log(USAGE);
-    return;
-  }
-  const loadAverage = os.loadavg();
-  // Read before the build, so that it names the code that was measured.
-  const git = gitState();
-  if (options.scenarios.length === 1 && options.scenarios[0] === 'hostile-smart') {
-    await hostileSmartAlone(options, git);
-    return;
-  }
-  // The service, the database and the load generator share this machine: anything else running skews the figures.
-  if (loadAverage[0]! > os.cpus().length / 2) {
-    console.warn(`Warning: the machine is busy (load average ${loadAverage[0]!.toFixed(2)}); figures will suffer.`);
-  }
-  // The service (and the baseline in its turn) on one core, the load generator on the other, as far as there are
-  // two: they then do not take turns on the same core, and the ratio compares two servers on equal terms.
-  const cpus = os.cpus();
-  const serviceCpu = cpus.length >= 2 ? 0 : undefined;
-  if (serviceCpu !== undefined) pinToCpu(process.pid, 1);
-  const store = openStore(options);
+/** The load scenarios on the data set: its generation or reuse, the service, the sign-ins, the baseline. */
+async function runLoad(options: Options, dialect: service.Dialect, scenarios: readonly Scenario[]) {
+  service.pinBench();
+  const { playlists } = options.params;
+  const store = datasetStore(dialect, String(playlists), options.pgUrl);
   const { meta, generated } = await ensureDataset(store, options.params, options.regenerate);
-  const diskBytes = await store.size();
-
-  if (options.build) {
-    console.log('\nBuilding the service (npm run build)…');
-    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('npm run build failed; fix it, or pass --skip-build to serve dist/ as is');
-  }
-  if (options.profile) mkdirSync(join(ROOT, PROFILE_DIR), { recursive: true });
-
-  const settings = {
-    LOG_LEVEL: 'info',
-    MIXTAPE_SEED_CATALOG: 'false',
-    // The create scenario adds thousands of playlists per user; the default quota would answer 409.
-    MIXTAPE_PLAYLISTS_PER_USER: '1000000000',
-  };
-  mkdirSync(DATA_DIR, { recursive: true });
-  const logFile = join(DATA_DIR, `service-${options.dialect}-${options.params.playlists}.log`);
-  const service = await startService({
-    databaseUrl: store.databaseUrl,
-    logFile,
-    settings,
-    profile: options.profile,
-    cpu: serviceCpu,
-  });
-  console.log(`\nService ready in ${service.startMs.toFixed(0)} ms at ${service.url}; its log: ${logFile}`);
-  const scenarios: ScenarioResult[] = [];
-  let signInWarmupMs: number;
+  // The create scenario adds thousands of playlists per user; the default quota would answer 409.
+  const settings = { LOG_LEVEL: 'info', MIXTAPE_SEED_CATALOG: 'false', MIXTAPE_PLAYLISTS_PER_USER: '1000000000' };
+  mkdirSync(service.DATA_DIR, { recursive: true });
+  const logFile = join(service.DATA_DIR, `service-${dialect}-${playlists}.log`);
+  const start = (extra: Readonly<Record<string, string>>, name = '') =>
+    service.startService({
+      ...{ databaseUrl: store.databaseUrl, settings: { ...settings, ...extra }, cpu: service.SERVICE_CPU },
+      ...{
+        logFile: name ? logFile.replace(/\.log$/, `-${name}.log`) : logFile,
+        profile: options.profile && name === '',
+      },
+    });
+  const running = await start({});
+  console.log(`\nService ready in ${running.startMs.toFixed(0)} ms at ${running.url}; its log: ${logFile}`);
+  // The users the load is spread over, evenly across the data set.
+  const active = Math.min(options.users, meta.users.length);
+  const users = Array.from({ length: active }, (_, i) => meta.users[Math.floor((i * meta.users.length) / active)]!);
+  const results: ScenarioResult[] = [];
+  let signInWarmupMs = 0;
   try {
-    const users = activeUsers(meta, options.users);
-    signInWarmupMs = await signIn(service.url, meta, users);
+    signInWarmupMs = await signIn(running.url, users);
     console.log(`Signed in ${users.length} users in ${signInWarmupMs.toFixed(0)} ms`);
-    const baseline = await startBaseline(serviceCpu);
-    const database =
-      options.dialect === 'postgres' ? decodeURIComponent(new URL(store.databaseUrl).pathname.slice(1)) : undefined;
+    const baseline = await startBaseline(service.SERVICE_CPU);
     try {
-      for (const scenario of SCENARIOS.filter((s) => options.scenarios.includes(s.name))) {
-        if (scenario.settings === undefined) {
-          scenarios.push(await runScenario(scenario, service, baseline, meta, users, options, database));
-          continue;
-        }
+      for (const scenario of scenarios) {
         // A scenario with settings of its own gets a service of its own, started the same way.
-        const own = await startService({
-          databaseUrl: store.databaseUrl,
-          logFile: logFile.replace(/\.log$/, `-${scenario.name}.log`),
-          settings: { ...settings, ...scenario.settings },
-          profile: false,
-          cpu: serviceCpu,
-        });
+        const own = scenario.settings === undefined ? running : await start(scenario.settings, scenario.name);
         try {
-          await signIn(own.url, meta, users);
-          scenarios.push(await runScenario(scenario, own, baseline, meta, users, options, database));
+          if (own !== running) await signIn(own.url, users);
+          const context = { meta, users, options, database: dialect === 'postgres' ? store.database : undefined };
+          results.push(await runScenario(scenario, own, baseline, context));
         } finally {
-          await own.stop();
+          if (own !== running) await own.stop();
         }
       }
     } finally {
       await baseline.stop();
     }
   } finally {
-    await service.stop();
+    await running.stop();
   }
-  let neighbours: NeighbourResults | undefined;
-  if (options.scenarios.includes('neighbours')) {
-    console.log('\nneighbours: a small reader beside heavy listers and creators (a service of its own)');
-    neighbours = await measureNeighbours(options.durationSeconds, DATA_DIR);
-    console.log(formatNeighbours(neighbours));
-  }
-  let hostileSearch: HostileResults | undefined;
-  if (options.scenarios.includes('hostile-search')) {
-    console.log(
-      '\nhostile-search: other users and the health checks beside the costliest searches (a service of its own)',
-    );
-    hostileSearch = await measureHostileSearch(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
-    console.log(formatHostileSearch(hostileSearch));
-  }
-  let hostileWrites: HostileWritesResults | undefined;
-  if (options.scenarios.includes('hostile-writes')) {
-    console.log(
-      '\nhostile-writes: another user beside one user flooding edits, creates and deletes (a service of its own)',
-    );
-    hostileWrites = await measureHostileWrites(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
-    console.log(formatHostileWrites(hostileWrites));
-  }
-  let hostileSignIn: SignInResults | undefined;
-  if (options.scenarios.includes('hostile-sign-in')) {
-    console.log('\nhostile-sign-in: another user and the health checks beside floods of wrong credentials');
-    hostileSignIn = await measureHostileSignIn(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
-    console.log(formatHostileSignIn(hostileSignIn));
-  }
-  let hostileFiles: HostileFilesResults | undefined;
-  if (options.scenarios.includes('hostile-files')) {
-    console.log('\nhostile-files: another user and the health check beside floods of imports, long patches and diffs');
-    hostileFiles = await measureHostileFiles(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
-    console.log(formatHostileFiles(hostileFiles));
-  }
-  let hostileSmart: HostileSmartResults | undefined;
-  if (options.scenarios.includes('hostile-smart')) {
-    console.log(HOSTILE_SMART);
-    hostileSmart = await measureHostileSmart(options.dialect, options.pgUrl, options.durationSeconds, DATA_DIR);
-    console.log(formatHostileSmart(hostileSmart));
-  }
-
-  let entryWrites: EntryWritesResults | undefined;
-  if (options.scenarios.includes('entry-writes')) {
-    console.log(
-      '\nentry-writes: the rows one edit writes, and its time, by the length of the playlist (a service of its own)',
-    );
-    entryWrites = await measureEntryWrites({
-      dialects: [options.dialect],
-      sizes: [10, 100, 1000, 10_000],
-      runs: 20,
-      counted: 5,
-      warmup: 3,
-      far: 1000,
-      farRuns: 3,
-      samePlace: 300,
-      pgUrl: options.pgUrl,
-      command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
-    });
-    console.log(formatEntryWrites(entryWrites));
-  }
-
-  const problems = scenarios
-    .filter((s) =>
-      [...s.levels, ...(s.halfPeak === undefined ? [] : [s.halfPeak])].some(
-        (l) => l.service.non2xx + l.service.errors > 0,
-      ),
-    )
-    .map((s) => s.name);
-  const results: BenchResults = {
-    date: new Date().toISOString(),
-    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
-    git,
-    machine: {
-      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-      cores: cpus.length,
-      ramBytes: os.totalmem(),
-      node: process.version,
-      os: `${os.type()} ${os.release()}`,
-      loadAverage,
-    },
-    dialect: options.dialect,
+  const failed = (s: ScenarioResult) =>
+    [...s.levels, ...(s.halfPeak ? [s.halfPeak] : [])].some((l) => l.service.non2xx + l.service.errors > 0);
+  return {
     dataset: {
-      params: meta.params,
-      generatorVersion: meta.generatorVersion,
-      location: store.location,
+      ...{ params: meta.params, generatorVersion: meta.generatorVersion, location: store.location },
       users: meta.users.length,
-      playlistSongs: meta.playlistSongs,
-      diskBytes,
+      ...{ playlistSongs: meta.playlistSongs, diskBytes: await store.size() },
       generationSeconds: meta.generationSeconds,
       generatedThisRun: generated,
     },
     settings: {
-      durationSeconds: options.durationSeconds,
-      warmupSeconds: options.warmupSeconds,
-      connections: options.connections,
-      activeUsers: Math.min(options.users, meta.users.length),
-      service: settings,
+      ...{ durationSeconds: options.duration ?? 10, warmupSeconds: options.warmup, connections: options.connections },
+      ...{ activeUsers: users.length, service: settings },
     },
     service: {
-      startMs: service.startMs,
-      rssAtReadyBytes: service.rssAtReadyBytes,
-      maxRssBytes: service.maxRssBytes(),
+      ...{ startMs: running.startMs, rssAtReadyBytes: running.rssAtReadyBytes, maxRssBytes: running.maxRssBytes() },
       signInWarmupMs,
     },
-    scenarios,
-    ...(neighbours === undefined ? {} : { neighbours }),
-    ...(hostileSearch === undefined ? {} : { hostileSearch }),
-    ...(hostileWrites === undefined ? {} : { hostileWrites }),
-    ...(hostileSignIn === undefined ? {} : { hostileSignIn }),
-    ...(hostileFiles === undefined ? {} : { hostileFiles }),
-    ...(hostileSmart === undefined ? {} : { hostileSmart }),
-    ...(entryWrites === undefined ? {} : { entryWrites }),
-    problems,
+    scenarios: results,
+    problems: results.filter(failed).map((s) => s.name),
   };
-  const file = writeResults(results);
-  console.log(`\n${formatText(results)}\n\nResults: ${file}`);
-  if (options.profile) console.log(`CPU profile: ${PROFILE_DIR}/`);
-  if (problems.length > 0) {
-    console.error(
-      `\n!!! ${problems.join(', ')}: non-2xx answers or errors (see above); these figures are NOT valid. !!!`,
-    );
-    process.exitCode = 1;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  if (options.help) {
+    console.log(USAGE);
+    return;
   }
+  const command = `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim();
+  // Read before the build, so that it names the code that was measured.
+  const [git, loadAverage] = [gitState(), os.loadavg()];
+  // The service, the database and the load generator share this machine: anything else running skews the figures.
+  if (loadAverage[0]! > os.cpus().length / 2)
+    console.warn(`Warning: the machine is busy (load average ${loadAverage[0]!.toFixed(2)}); figures will suffer.`);
+  if (options.build && spawnSync('npm', ['run', 'build'], { cwd: service.ROOT, stdio: 'inherit' }).status !== 0)
+    throw new Error('npm run build failed; fix it, or pass --skip-build to serve dist/ as is');
+  if (options.profile) mkdirSync(join(service.ROOT, service.PROFILE_DIR), { recursive: true });
+  const load = SCENARIOS.filter((s) => options.scenarios.includes(s.name));
+  const own = OWN.filter((s) => options.scenarios.includes(s.name));
+  for (const dialect of options.dialects) {
+    const date = new Date().toISOString();
+    const results: Record<string, unknown> = { date, command, git, machine: machine(loadAverage), dialect };
+    const loaded = load.length === 0 ? undefined : await runLoad(options, dialect, load);
+    Object.assign(results, loaded);
+    for (const scenario of own) {
+      console.log(`\n${scenario.name} (${dialect}): ${scenario.description}`);
+      const { pgUrl, phases, profile, root, option } = options;
+      const int = (name: string, fallback: number) => {
+        const value = option(name);
+        return value === undefined ? fallback : integer(name, value, 0);
+      };
+      const seconds = options.duration ?? scenario.seconds;
+      results[scenario.name] = await scenario.run({ dialect, pgUrl, seconds, phases, profile, root, option, int });
+      console.log(`\n${report(scenario, results[scenario.name])}`);
+    }
+    const label = loaded === undefined ? own.map((s) => s.name).join('+') : String(options.params.playlists);
+    // Two databases and one `.json` file: one file each.
+    const out = options.dialects.length > 1 ? options.out?.replace(/\.json$/, `-${dialect}.json`) : options.out;
+    const file = resultsFile(label, dialect, out, options.tag);
+    writeJson(file, results);
+    if (loaded !== undefined) console.log(`\n${formatLoad(results as Parameters<typeof formatLoad>[0], false)}`);
+    console.log(`\nResults: ${file}`);
+    if ((loaded?.problems.length ?? 0) > 0) {
+      console.error(
+        `\n!!! ${loaded!.problems.join(', ')}: non-2xx answers or errors; these figures are NOT valid. !!!`,
+      );
+      process.exitCode = 1;
+    }
+  }
+  if (options.profile) console.log(`CPU profile: ${service.PROFILE_DIR}/`);
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof UsageError) {
-    console.error(`bench: ${error.message}\n\n${USAGE}`);
-    process.exitCode = 2;
-  } else {
-    console.error('bench:', error);
-    process.exitCode = 1;
-  }
+  console.error(error instanceof UsageError ? `bench: ${error.message}\n\n${USAGE}` : error);
+  process.exitCode = error instanceof UsageError ? 2 : 1;
 });

@@ -1,7 +1,5 @@
 /**
- * What a writer thread would cost per statement: a `postMessage` to a worker and its answer back, with a statement's
- * text and parameters going and a row coming back, on one core (run it under `taskset -c 0`, as the bench pins the
- * service), as wall time and CPU time of both threads per round trip.
+ * A `postMessage` to a worker thread and back, a statement's text going and a row coming: wall and CPU µs each.
  *
  *   taskset -c 0 npx tsx bench/worker-round-trip.ts
  */

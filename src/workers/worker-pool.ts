@@ -67,7 +67,7 @@ export class WorkerPool {
       maxQueue: this.#settings.threads,
       concurrentTasksPerWorker: 1,
       // Below the event loop's priority (nice 19, Linux and macOS): where the threads share a core with it, they
-      // take what it leaves rather than half of it (bench/hostile-files.ts, docs/benchmarks.md).
+      // take what it leaves rather than half of it (bench/hostile.ts, `hostile-files`; docs/benchmarks.md).
       niceIncrement: NICE_INCREMENT,
     });
     return this.#pool;
