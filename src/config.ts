@@ -31,7 +31,10 @@ export interface Limits {
   readonly pageDefault: number;
   readonly pageMax: number;
   readonly searchMaxLength: number;
+  /** A request body's bytes, but for an import's. */
   readonly bodyBytes: number;
+  /** A playlist file's bytes, sent to `POST /v3/playlist/import`. */
+  readonly importBytes: number;
   readonly playlistsPerUser: number;
   /** Live (not expired) share links a playlist may have at once. */
   readonly linksMax: number;
@@ -234,11 +237,12 @@ export function loadConfig(env: Env = process.env): Config {
     seedCatalog: read.bool('MIXTAPE_SEED_CATALOG', true),
     limits: {
       nameMaxLength: read.int('MIXTAPE_NAME_MAX_LENGTH', 200, 1, 10_000),
-      songsMax: read.int('MIXTAPE_SONGS_MAX', 1000, 0, 100_000),
+      songsMax: read.int('MIXTAPE_SONGS_MAX', 10_000, 0, 100_000),
       pageDefault: read.int('MIXTAPE_PAGE_DEFAULT', 20, 1, 10_000),
       pageMax: read.int('MIXTAPE_PAGE_MAX', 100, 1, 10_000),
       searchMaxLength: read.int('MIXTAPE_SEARCH_MAX_LENGTH', 200, 1, 10_000),
-      bodyBytes: read.int('MIXTAPE_BODY_LIMIT', 65_536, 1024, 64 * 1024 * 1024),
+      bodyBytes: read.int('MIXTAPE_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+      importBytes: read.int('MIXTAPE_IMPORT_LIMIT', 8 * 1024 * 1024, 1024, 64 * 1024 * 1024),
       playlistsPerUser: read.int('MIXTAPE_PLAYLISTS_PER_USER', 10_000, 1, 2 ** 31 - 1),
       linksMax: read.int('MIXTAPE_LINKS_MAX', 10, 1, 10_000),
       membersMax: read.int('MIXTAPE_MEMBERS_MAX', 100, 1, 100_000),

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { importFormat, negotiateExport } from './formats.js';
+import { LINKS, SAMPLE } from './fixtures.test-helpers.js';
+import { importFormat, negotiateExport, WRITERS, writePieces, type FileFormat } from './formats.js';
+import { TRACKS_PER_PIECE } from './layout.js';
 import { exportLinks, SONG_LINK_MAX_LENGTH, songIdMatcher } from './links.js';
 import { cleanText, downloadFileName, xmlText } from './text.js';
 
@@ -32,6 +34,31 @@ describe('picking a format', () => {
     expect(importFormat('application/json', '{}')).toBeUndefined();
     expect(importFormat(undefined, '#EXTM3U')).toBeUndefined();
   });
+});
+
+describe('writing in pieces', () => {
+  // Text of every width in UTF-8, repeats, unknown lengths and empty albums, across the pieces' edges.
+  const long = (count: number) => ({
+    ...SAMPLE,
+    tracks: Array.from({ length: count }, (_v, i) => ({
+      ...SAMPLE.tracks[i % SAMPLE.tracks.length]!,
+      title: `${i} é😀 \u2028 <&>`,
+    })),
+  });
+
+  it.each(['xspf', 'jspf', 'm3u8'] as FileFormat[])(
+    'writes %s as the whole-file writer does, byte for byte',
+    async (format) => {
+      for (const count of [0, 1, TRACKS_PER_PIECE, TRACKS_PER_PIECE + 1, 3 * TRACKS_PER_PIECE + 7]) {
+        const playlist = long(count);
+        const { parts, length } = await writePieces(format, playlist, LINKS);
+        const whole = WRITERS[format](playlist, LINKS);
+        expect(Buffer.concat(parts).equals(whole), `${count} tracks`).toBe(true);
+        expect(length).toBe(whole.length);
+        expect(parts).toHaveLength(Math.max(1, Math.ceil(count / TRACKS_PER_PIECE)));
+      }
+    },
+  );
 });
 
 describe('links', () => {

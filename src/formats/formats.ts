@@ -1,8 +1,9 @@
 import Negotiator from 'negotiator';
-import { readJspf, writeJspf } from './jspf.js';
-import { looksLikeM3u8, readM3u8, writeM3u8 } from './m3u8.js';
-import type { PlaylistReader, PlaylistWriter } from './playlist-format.js';
-import { readXspf, writeXspf } from './xspf.js';
+import { jspfLayout, readJspf, writeJspf } from './jspf.js';
+import { filePieces, type FilePieces, type PlaylistLayout } from './layout.js';
+import { looksLikeM3u8, m3u8Layout, readM3u8, writeM3u8 } from './m3u8.js';
+import type { ExportLinks, ExportPlaylist, PlaylistReader, PlaylistWriter } from './playlist-format.js';
+import { readXspf, writeXspf, xspfLayout } from './xspf.js';
 
 /** The one place that picks a playlist format by name or media type. */
 
@@ -27,6 +28,20 @@ export const WRITERS: Readonly<Record<FileFormat, PlaylistWriter>> = {
   jspf: writeJspf,
   m3u8: writeM3u8,
 };
+
+const LAYOUTS: Readonly<Record<FileFormat, PlaylistLayout>> = {
+  xspf: xspfLayout,
+  jspf: jspfLayout,
+  m3u8: m3u8Layout,
+};
+
+/**
+ * The bytes `WRITERS` writes, in pieces written a few hundred tracks a turn of the event loop (see filePieces): how a
+ * long playlist is exported without holding the loop.
+ */
+export function writePieces(format: FileFormat, playlist: ExportPlaylist, links: ExportLinks): Promise<FilePieces> {
+  return filePieces(LAYOUTS[format](playlist, links), playlist.tracks);
+}
 
 export const READERS: Readonly<Record<FileFormat, PlaylistReader>> = {
   xspf: readXspf,

@@ -6,6 +6,7 @@ import {
   type ImportTrack,
   type ReadLimits,
 } from './playlist-format.js';
+import { wholeFile, type PlaylistLayout } from './layout.js';
 import { cleanText } from './text.js';
 
 /** Objects and arrays nested deeper than this are refused before the body is parsed. */
@@ -13,19 +14,28 @@ const MAX_NESTING = 16;
 
 /**
  * The playlist as JSPF, the JSON form of XSPF (https://xspf.org/jspf) that ListenBrainz uses: `location` and
- * `identifier` of a track are arrays, durations are milliseconds.
+ * `identifier` of a track are arrays, durations are milliseconds. The text is what `JSON.stringify` writes of
+ * `{"playlist": {"title", "identifier", "track": [...]}}`, a track at a time.
  */
+export const jspfLayout: PlaylistLayout = (playlist, links) => ({
+  head:
+    `{"playlist":{"title":${JSON.stringify(cleanText(playlist.name))},` +
+    `"identifier":${JSON.stringify(cleanText(links.playlist))},"track":[`,
+  track: (t) =>
+    JSON.stringify({
+      location: [cleanText(links.location(t.id))],
+      identifier: [cleanText(links.song(t.id))],
+      title: cleanText(t.title),
+      creator: cleanText(t.artist),
+      ...(t.album === '' ? {} : { album: cleanText(t.album) }),
+      ...(t.duration === null ? {} : { duration: t.duration * 1000 }),
+    }),
+  separator: ',',
+  tail: ']}}',
+});
+
 export function writeJspf(playlist: ExportPlaylist, links: ExportLinks): Buffer {
-  const track = playlist.tracks.map((t) => ({
-    location: [cleanText(links.location(t.id))],
-    identifier: [cleanText(links.song(t.id))],
-    title: cleanText(t.title),
-    creator: cleanText(t.artist),
-    ...(t.album === '' ? {} : { album: cleanText(t.album) }),
-    ...(t.duration === null ? {} : { duration: t.duration * 1000 }),
-  }));
-  const document = { playlist: { title: cleanText(playlist.name), identifier: cleanText(links.playlist), track } };
-  return Buffer.from(JSON.stringify(document));
+  return wholeFile(jspfLayout(playlist, links), playlist.tracks);
 }
 
 /** Throws when the JSON text nests arrays and objects deeper than the limit (strings skipped). */

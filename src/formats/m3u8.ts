@@ -6,6 +6,7 @@ import {
   type ImportTrack,
   type ReadLimits,
 } from './playlist-format.js';
+import { wholeFile, type PlaylistLayout } from './layout.js';
 import { cleanText } from './text.js';
 
 /**
@@ -13,15 +14,20 @@ import { cleanText } from './text.js';
  * `#EXTINF:<seconds>,<artist> - <title>` (-1 when the length is unknown), `#EXTALB:` with its album when known,
  * and its location. Text has no line breaks (see cleanText), so no field can start a line of its own.
  */
-export function writeM3u8(playlist: ExportPlaylist, links: ExportLinks): Buffer {
-  const lines = ['#EXTM3U', `#PLAYLIST:${cleanText(playlist.name)}`];
-  for (const track of playlist.tracks) {
-    lines.push(`#EXTINF:${track.duration ?? -1},${cleanText(track.artist)} - ${cleanText(track.title)}`);
+export const m3u8Layout: PlaylistLayout = (playlist, links) => ({
+  head: `#EXTM3U\n#PLAYLIST:${cleanText(playlist.name)}\n`,
+  track(track) {
+    const lines = [`#EXTINF:${track.duration ?? -1},${cleanText(track.artist)} - ${cleanText(track.title)}`];
     if (track.album !== '') lines.push(`#EXTALB:${cleanText(track.album)}`);
     lines.push(cleanText(links.location(track.id)));
-  }
-  lines.push('');
-  return Buffer.from(lines.join('\n'));
+    return `${lines.join('\n')}\n`;
+  },
+  separator: '',
+  tail: '',
+});
+
+export function writeM3u8(playlist: ExportPlaylist, links: ExportLinks): Buffer {
+  return wholeFile(m3u8Layout(playlist, links), playlist.tracks);
 }
 
 /** Whether the text starts as an M3U8 playlist does (a byte order mark aside). */

@@ -7,6 +7,7 @@ import {
   type ImportTrack,
   type ReadLimits,
 } from './playlist-format.js';
+import { wholeFile, type PlaylistLayout } from './layout.js';
 import { xmlText } from './text.js';
 
 /** XSPF version 1 (https://xspf.org/spec). */
@@ -16,26 +17,33 @@ export const XSPF_NAMESPACE = 'http://xspf.org/ns/0/';
 const MAX_DEPTH = 32;
 
 /** The playlist as an XSPF 1 document: the same playlist always gives the same bytes. */
-export function writeXspf(playlist: ExportPlaylist, links: ExportLinks): Buffer {
-  const lines = [
+export const xspfLayout: PlaylistLayout = (playlist, links) => ({
+  head: [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<playlist version="1" xmlns="${XSPF_NAMESPACE}">`,
     `  <title>${xmlText(playlist.name)}</title>`,
     `  <identifier>${xmlText(links.playlist)}</identifier>`,
-    '  <trackList>',
-  ];
-  for (const track of playlist.tracks) {
-    lines.push('    <track>');
-    lines.push(`      <location>${xmlText(links.location(track.id))}</location>`);
-    lines.push(`      <identifier>${xmlText(links.song(track.id))}</identifier>`);
-    lines.push(`      <title>${xmlText(track.title)}</title>`);
-    lines.push(`      <creator>${xmlText(track.artist)}</creator>`);
+    '  <trackList>\n',
+  ].join('\n'),
+  track(track) {
+    const lines = [
+      '    <track>',
+      `      <location>${xmlText(links.location(track.id))}</location>`,
+      `      <identifier>${xmlText(links.song(track.id))}</identifier>`,
+      `      <title>${xmlText(track.title)}</title>`,
+      `      <creator>${xmlText(track.artist)}</creator>`,
+    ];
     if (track.album !== '') lines.push(`      <album>${xmlText(track.album)}</album>`);
     if (track.duration !== null) lines.push(`      <duration>${track.duration * 1000}</duration>`);
-    lines.push('    </track>');
-  }
-  lines.push('  </trackList>', '</playlist>', '');
-  return Buffer.from(lines.join('\n'));
+    lines.push('    </track>\n');
+    return lines.join('\n');
+  },
+  separator: '',
+  tail: '  </trackList>\n</playlist>\n',
+});
+
+export function writeXspf(playlist: ExportPlaylist, links: ExportLinks): Buffer {
+  return wholeFile(xspfLayout(playlist, links), playlist.tracks);
 }
 
 type TrackField = 'location' | 'identifier' | 'title' | 'creator' | 'album';

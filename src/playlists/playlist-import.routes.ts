@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { onRequestHookHandler } from 'fastify';
+import type { FastifyError, onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
 import { IMPORT_MEDIA_TYPES, importFormat, type FileFormat } from '../formats/formats.js';
 import { decode } from '../http/body-parsers.js';
+import { toApiError } from '../http/error-handler.js';
 import { ApiError } from '../http/errors.js';
 import { AUTHENTICATED_ERRORS, SECURITY, error, json } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
@@ -32,10 +33,17 @@ const FORMAT_NOTES: Record<FileFormat, string> = {
   m3u8: 'An extended M3U playlist in UTF-8, starting with `#EXTM3U`.',
 };
 
-/** `POST /v3/playlist/import`: a playlist file (XSPF, JSPF, M3U8) into a new playlist, in a scope of its own parsers. */
+/**
+ * `POST /v3/playlist/import`: a playlist file (XSPF, JSPF, M3U8) into a new playlist, in a scope of its own parsers
+ * and body limit (`limits.importBytes`, larger than other bodies).
+ */
 export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDeps): void {
   const { importer, limits, authenticate } = deps;
   void app.register((scope: TypedApp, _options, done) => {
+    // The framework's 413 names this route's limit; everything else goes on to the app's error handler as it is.
+    scope.setErrorHandler((error: FastifyError) => {
+      throw error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? toApiError(error, limits.importBytes) : error;
+    });
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser(ALL_TYPES, { parseAs: 'buffer' }, (_request, body, parsed) => {
       if ((body as Buffer).length === 0) {
@@ -55,6 +63,7 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
     routeWithPluralAlias(scope, {
       method: 'POST',
       url: '/v3/playlist/import',
+      bodyLimit: limits.importBytes,
       onRequest: authenticate,
       // Before the body is read: an import that the user's share would refuse is refused without receiving its file
       // (the handler's import is still bounded, as the share may fill meanwhile). The answer closes the connection:
@@ -109,7 +118,7 @@ export function playlistImportRoutes(app: TypedApp, deps: PlaylistImportRouteDep
             'The file cannot be read (not well-formed, a DOCTYPE, too deep, too many tracks or lines), it has no title and no `?name=` is given, or a bad parameter.',
           ),
           409: error("The caller's playlist quota is reached."),
-          413: error(`The body is larger than ${limits.bodyBytes} bytes.`),
+          413: error(`The body is larger than ${limits.importBytes} bytes.`),
           415: error(
             `The body is not a playlist file, it is compressed, or it is text/plain without the security header. ${UNSUPPORTED}`,
           ),

@@ -35,6 +35,31 @@ const INLINE_XSPF_CHARS = 512;
 /** A user's large requests of one kind that wait apart for their turn; one more is refused with 429. */
 const PER_USER_WAITING = 32;
 
+/**
+ * Tracks (or ids, or titles) handled in one turn of the event loop while a file is matched: a few milliseconds of it,
+ * so that a file of 10 000 tracks never holds the loop for long (bench/long-files.ts).
+ */
+const TRACKS_PER_TURN = 1000;
+
+/** `each` of every item, `TRACKS_PER_TURN` items a turn of the event loop (up to that many at once). */
+async function inTurns<T, R>(items: readonly T[], each: (item: T, index: number) => R): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < items.length; start += TRACKS_PER_TURN) {
+    if (start > 0) await nextTurn();
+    const end = Math.min(items.length, start + TRACKS_PER_TURN);
+    for (let i = start; i < end; i++) results.push(each(items[i]!, i));
+  }
+  return results;
+}
+
+/** `read` of each slice of `TRACKS_PER_TURN` keys, in turn, a turn of the event loop between two. */
+async function readInTurns<K>(keys: readonly K[], read: (slice: K[]) => Promise<void>): Promise<void> {
+  for (let start = 0; start < keys.length; start += TRACKS_PER_TURN) {
+    if (start > 0) await nextTurn();
+    await read(keys.slice(start, start + TRACKS_PER_TURN));
+  }
+}
+
 /** A track's text for an error message: `#3 "Artist - Title"`. */
 const describe = (track: UnmatchedTrack): string => {
   const text = [track.artist, track.title].filter((t) => t !== undefined && t !== '').join(' - ');
@@ -67,20 +92,21 @@ export function playlistImporter(
     { limit: 1, queue: PER_USER_WAITING, refuse: yours },
   );
 
-  /** The catalog song each track matches, or undefined; `normalised` is each track's text as search compares it. */
+  /**
+   * The catalog song each track matches, or undefined; `normalised` is each track's text as search compares it. A
+   * long file is matched `TRACKS_PER_TURN` tracks (or ids, or titles) a turn of the event loop: the ids read from
+   * its links, then the songs read by id, then by title, each slice's rows normalised as they come.
+   */
   async function match(
     tracks: readonly ImportTrack[],
     normalised: readonly NormalisedTrack[],
   ): Promise<(CatalogSong | undefined)[]> {
-    const named = tracks.map((track) => track.identifiers.map(songIdOf));
-    const known = new Map(
-      (
-        await findSongsByIds(
-          db.kysely,
-          named.flat().filter((id) => id !== undefined),
-        )
-      ).map((song) => [song.id, song]),
-    );
+    const named = await inTurns(tracks, (track) => track.identifiers.map(songIdOf));
+    const known = new Map<number, CatalogSong>();
+    const ids = [...new Set(named.flat().filter((id) => id !== undefined))];
+    await readInTurns(ids, async (slice) => {
+      for (const song of await findSongsByIds(db.kysely, slice)) known.set(song.id, song);
+    });
     const byId = named.map((candidates) =>
       candidates.map((id) => (id === undefined ? undefined : known.get(id))).find((song) => song !== undefined),
     );
@@ -88,19 +114,19 @@ export function playlistImporter(
     const wanted = tracks.map((track, i) =>
       byId[i] === undefined && track.title !== undefined && track.artist !== undefined ? normalised[i] : undefined,
     );
-    const rows = await findSongsByNormalisedTitles(
-      db.kysely,
-      db.dialect,
-      wanted.flatMap((w) => (w === undefined ? [] : [w.title])),
-    );
+    const titles = [...new Set(wanted.flatMap((w) => (w === undefined || w.title === '' ? [] : [w.title])))];
     const byTitleAndArtist = new Map<string, { song: CatalogSong; album: string }[]>();
-    for (const { album, ...song } of rows) {
-      const key = `${normaliseText(song.title)}\n${normaliseText(song.artist)}`;
-      const list = byTitleAndArtist.get(key) ?? [];
-      list.push({ song, album: normaliseText(album) });
-      byTitleAndArtist.set(key, list);
-    }
-    return byId.map((found, i) => {
+    await readInTurns(titles, async (slice) => {
+      for (const { album, ...song } of await findSongsByNormalisedTitles(db.kysely, db.dialect, slice)) {
+        const key = `${normaliseText(song.title)}\n${normaliseText(song.artist)}`;
+        const list = byTitleAndArtist.get(key) ?? [];
+        list.push({ song, album: normaliseText(album) });
+        byTitleAndArtist.set(key, list);
+      }
+    });
+    // Among equals, the lowest song id, whichever slice read each.
+    for (const list of byTitleAndArtist.values()) if (list.length > 1) list.sort((a, b) => a.song.id - b.song.id);
+    return inTurns(byId, (found, i) => {
       const w = wanted[i];
       if (found !== undefined || w === undefined || w.title === '') return found;
       const candidates = byTitleAndArtist.get(`${w.title}\n${w.artist}`) ?? [];
@@ -117,14 +143,10 @@ export function playlistImporter(
   async function readFile(format: FileFormat, text: string) {
     const input = { format, text, tracks: limits.songsMax };
     const onThread = format === 'xspf' ? text.length > INLINE_XSPF_CHARS : text.length > INLINE_CHARS;
-    let read;
-    if (onThread) {
-      read = await workers.run('readFile', input);
-    } else {
-      // A turn first, so that a burst of one user's files waits in their share instead of running back to back.
-      await nextTurn();
-      read = readPlaylistFile(input);
-    }
+    // A turn first: a burst of one user's files waits in their share instead of running back to back, and a long
+    // file's body, decoded in this turn, is not also copied to a thread in it.
+    await nextTurn();
+    const read = onThread ? await workers.run('readFile', input) : readPlaylistFile(input);
     if ('unreadable' in read) throw ApiError.badRequest(read.unreadable);
     return read;
   }
@@ -188,6 +210,8 @@ export function playlistImporter(
       // The songs were read to match them: the create takes them as they are.
       const songIds = matched.map((song) => song.id);
       const { id } = await playlists.create(userId, { name, songIds }, { songs: matched, catalogVersion });
+      // A long playlist's answer is written in a turn of its own, not after the create's own work in the same one.
+      if (matched.length > TRACKS_PER_TURN) await nextTurn();
       const songsAnswered = matched.map((song) => ({ id: song.id, title: song.title, artist: song.artist }));
       return { playlist: { id, name, songs: songsAnswered }, unmatched };
     },

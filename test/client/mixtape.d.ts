@@ -1126,6 +1126,10 @@ export interface components {
          */
         playlistentries: {
             entries: {
+                /** @description When the entry was made (1.9.0): RFC 3339, UTC, with milliseconds; null for an entry made before 1.9.0 that was no longer in the playlist then */
+                addedAt: string | null;
+                /** @description Who made the entry (1.9.0): a user name, kept through moves and restores; a smart playlist's entries are its owner's; null for a user removed since, or an entry made before 1.9.0 */
+                addedBy: string | null;
                 artist: string;
                 /**
                  * @description The slot's entry: its id in this playlist, kept through every edit until it is removed
@@ -2142,7 +2146,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2274,7 +2278,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 8388608 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2492,7 +2496,7 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -2576,7 +2580,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 10000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2605,7 +2609,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2776,7 +2780,7 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -2880,7 +2884,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 10000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2909,7 +2913,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3081,7 +3085,7 @@ export interface operations {
             header?: {
                 /** @description Apply only if the playlist is still as this ETag describes it: the current tag of any of its forms (entries, JSON, a file, an earlier edit), compressed or not; `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -3173,7 +3177,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description With `atomic`, an op that does not apply (the body's `results` say which); or the edit would leave more than 1000 songs. Nothing was written. */
+            /** @description With `atomic`, an op that does not apply (the body's `results` say which); or the edit would leave more than 10000 songs. Nothing was written. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3202,7 +3206,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3267,7 +3271,7 @@ export interface operations {
     getplaylistentries: {
         parameters: {
             query?: {
-                /** @description Answer a page of at most this many entries (the `Link` header names the next page); without it, every entry */
+                /** @description Answer a page of at most this many entries (1.9.0; the `Link` header names the next page); without it, every entry */
                 limit?: number;
                 /**
                  * @description With `limit`: the page starts after this entry, the last of the page before (absent: from the first). An entry the playlist no longer has is 409: start again from the first page
@@ -3294,7 +3298,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. A page's: Strong validator of this page of the entries form to this caller: made as the form's is, with the page's `limit` and `after`, so each page's differs from the others' and from the whole list's, and changes with the playlist; not one a write's `If-Match` takes. */
                     ETag?: string;
-                    /** @description With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
+                    /** @description With `limit` (1.9.0), when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
                     Link?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -3311,7 +3315,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
-                    /** @description With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
+                    /** @description With `limit` (1.9.0), when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
                     Link?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -3714,7 +3718,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4053,7 +4057,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4217,7 +4221,7 @@ export interface operations {
             header?: {
                 /** @description Restore only if the playlist is still as this ETag describes it: the current tag of any of its forms (JSON, entries, a file); `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete (in any form). */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -4323,7 +4327,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4380,7 +4384,7 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -4458,7 +4462,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 10000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4487,7 +4491,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5093,7 +5097,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5225,7 +5229,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 8388608 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5443,7 +5447,7 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -5527,7 +5531,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 10000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5556,7 +5560,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5727,7 +5731,7 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -5831,7 +5835,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 10000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5860,7 +5864,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6032,7 +6036,7 @@ export interface operations {
             header?: {
                 /** @description Apply only if the playlist is still as this ETag describes it: the current tag of any of its forms (entries, JSON, a file, an earlier edit), compressed or not; `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -6124,7 +6128,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description With `atomic`, an op that does not apply (the body's `results` say which); or the edit would leave more than 1000 songs. Nothing was written. */
+            /** @description With `atomic`, an op that does not apply (the body's `results` say which); or the edit would leave more than 10000 songs. Nothing was written. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6153,7 +6157,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6218,7 +6222,7 @@ export interface operations {
     getplaylistentriesPlural: {
         parameters: {
             query?: {
-                /** @description Answer a page of at most this many entries (the `Link` header names the next page); without it, every entry */
+                /** @description Answer a page of at most this many entries (1.9.0; the `Link` header names the next page); without it, every entry */
                 limit?: number;
                 /**
                  * @description With `limit`: the page starts after this entry, the last of the page before (absent: from the first). An entry the playlist no longer has is 409: start again from the first page
@@ -6245,7 +6249,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. A page's: Strong validator of this page of the entries form to this caller: made as the form's is, with the page's `limit` and `after`, so each page's differs from the others' and from the whole list's, and changes with the playlist; not one a write's `If-Match` takes. */
                     ETag?: string;
-                    /** @description With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
+                    /** @description With `limit` (1.9.0), when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
                     Link?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -6262,7 +6266,7 @@ export interface operations {
                     "Cache-Control"?: string;
                     /** @description Strong validator of the entries form to this caller (a compressed answer's names its coding: `"…-gzip"`), made as every form's is from the playlist's version, the catalog's and the caller's role: a merged edit's answer carries it, and any form's current tag works in the `If-Match` of an edit. */
                     ETag?: string;
-                    /** @description With `limit`, when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
+                    /** @description With `limit` (1.9.0), when more entries follow: `<…/entries?limit=N&after=E>; rel="next"` (RFC 8288), on the path the request used, E being the last entry of this page. */
                     Link?: string;
                     /** @description `security, Authorization`: the answer depends on the credential. */
                     Vary?: string;
@@ -6665,7 +6669,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7004,7 +7008,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7168,7 +7172,7 @@ export interface operations {
             header?: {
                 /** @description Restore only if the playlist is still as this ETag describes it: the current tag of any of its forms (JSON, entries, a file); `*`: any current version. Otherwise 412. A deleted playlist has no current version (`*` is 412): its ETag is that of the version its delete left, as `GET …/versions/{version}` answers it for the delete (in any form). */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -7274,7 +7278,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7331,7 +7335,7 @@ export interface operations {
             header?: {
                 /** @description Apply the edit only if the playlist is still as this ETag describes it: the current tag of any of its forms (from GET as JSON or a file, `GET …/entries`, the create or an earlier edit, compressed or not); `*`: any current version. Otherwise 412. */
                 "if-match"?: string;
-                /** @description `return=minimal` (RFC 7240): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
+                /** @description `return=minimal` (RFC 7240, 1.9.0): answer `{"version"}` (a merged edit: `{"version", "results"}`) instead of the whole playlist, with the same `ETag` and `Preference-Applied: return=minimal`. Other preferences, and values the service does not know, are ignored. */
                 prefer?: string;
             };
             path: {
@@ -7409,7 +7413,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 1000 songs, or it changes the songs of a smart playlist by hand. */
+            /** @description The edit cannot apply to the playlist as it is: a JSON Patch test failed, an index is past the end, it would leave more than 10000 songs, or it changes the songs of a smart playlist by hand. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7438,7 +7442,7 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The body is larger than 65536 bytes. */
+            /** @description The body is larger than 1048576 bytes. */
             413: {
                 headers: {
                     [name: string]: unknown;

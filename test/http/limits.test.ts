@@ -25,16 +25,16 @@ describeEachDatabase('limits on %s', (t, dialect) => {
     }
   });
 
-  it('takes 0 to 1000 song ids, integers of at least 1, duplicates allowed and order kept', async () => {
+  it('takes 0 to 10 000 song ids, integers of at least 1, duplicates allowed and order kept', async () => {
     const security = await t.addUser();
-    const thousand = Array.from({ length: 1000 }, (_, i) => 240 - (i % 240));
-    const big = await createPlaylist(t.app, security, 'Thousand', thousand);
-    expect(big.songs.map((s) => s.id)).toEqual(thousand);
+    const most = Array.from({ length: 10_000 }, (_, i) => 240 - (i % 240));
+    const big = await createPlaylist(t.app, security, 'Ten thousand', most);
+    expect(big.songs.map((s) => s.id)).toEqual(most);
     const fetched = await t.app.inject({ method: 'GET', url: `/v3/playlist/${big.id}`, headers: { security } });
-    expect(fetched.json<PlaylistBody>().songs.map((s) => s.id)).toEqual(thousand);
+    expect(fetched.json<PlaylistBody>().songs.map((s) => s.id)).toEqual(most);
     expect((await createPlaylist(t.app, security, 'Empty', [])).songs).toEqual([]);
-    expect(expectError(await post(security, { name: 'Too many', songIds: [...thousand, 1] }), 400).errormsg).toMatch(
-      /1000/,
+    expect(expectError(await post(security, { name: 'Too many', songIds: [...most, 1] }), 400).errormsg).toMatch(
+      /10000/,
     );
     for (const id of [0, -3]) {
       expect(expectError(await post(security, { name: 'Bad id', songIds: [id] }), 400).errormsg).toMatch(/at least 1/);
@@ -72,15 +72,30 @@ describeEachDatabase('limits on %s', (t, dialect) => {
     expect(expectError(tooLong, 400).errormsg).toMatch(/"search" query parameter must be at most 200/);
   });
 
-  it('takes a body up to 64 KiB', async () => {
+  it('takes a body up to 1 MiB', async () => {
     const security = await t.addUser();
     const base = JSON.stringify({ name: 'Padded', songIds: [1], padding: '' });
-    const fits = base.replace('"padding":""', `"padding":"${'x'.repeat(65_536 - base.length)}"`);
-    expect(Buffer.byteLength(fits)).toBe(65_536);
+    const fits = base.replace('"padding":""', `"padding":"${'x'.repeat(1_048_576 - base.length)}"`);
+    expect(Buffer.byteLength(fits)).toBe(1_048_576);
     const headers = { security, 'content-type': 'application/json' };
     expect((await t.app.inject({ method: 'POST', url: '/v3/playlist', headers, payload: fits })).statusCode).toBe(200);
     const over = fits.replace('"padding":"', '"padding":"x');
     expectError(await t.app.inject({ method: 'POST', url: '/v3/playlist', headers, payload: over }), 413);
+  });
+
+  it('takes a playlist file to import up to 8 MiB', async () => {
+    const security = await t.addUser();
+    const headers = { security, 'content-type': 'audio/mpegurl' };
+    const tracks = '#EXTINF:1,Artist - Title\nhttps://music.test/v3/song/3\n';
+    const fits = `#EXTM3U\n#PLAYLIST:${'x'.repeat(8_388_608 - 19 - tracks.length)}\n${tracks}`;
+    expect(Buffer.byteLength(fits)).toBe(8_388_608);
+    const url = '/v3/playlist/import?name=Padded';
+    const imported = await t.app.inject({ method: 'POST', url, headers, payload: fits });
+    expect(imported.statusCode, imported.body).toBe(200);
+    const over = `${fits}\n`;
+    expect(expectError(await t.app.inject({ method: 'POST', url, headers, payload: over }), 413).errormsg).toMatch(
+      /8388608/,
+    );
   });
 
   it('answers 409 when the playlist quota is reached, and frees a slot on delete', async () => {
@@ -125,6 +140,7 @@ describeEachDatabase('limits on %s', (t, dialect) => {
       MIXTAPE_PAGE_DEFAULT: '2',
       MIXTAPE_SEARCH_MAX_LENGTH: '4',
       MIXTAPE_BODY_LIMIT: '2048',
+      MIXTAPE_IMPORT_LIMIT: '4096',
     });
     try {
       const security = await custom.addUser();
@@ -138,6 +154,15 @@ describeEachDatabase('limits on %s', (t, dialect) => {
       expectError(await inject('GET', '/v3/playlist?limit=4'), 400);
       expectError(await inject('GET', '/v3/playlist?search=abcde'), 400);
       expectError(await inject('POST', '/v3/playlist', { name: 'big', songIds: [1], pad: 'x'.repeat(3000) }), 413);
+      const file = (padding: number) =>
+        custom.app.inject({
+          method: 'POST',
+          url: '/v3/playlist/import?name=file',
+          headers: { security, 'content-type': 'audio/mpegurl' },
+          payload: `#EXTM3U\n#PLAYLIST:${'x'.repeat(padding)}\nhttps://music.test/v3/song/1\n`,
+        });
+      expect((await file(3000)).statusCode).toBe(200);
+      expectError(await file(5000), 413);
     } finally {
       await custom.close();
     }

@@ -124,7 +124,9 @@ describeEachDatabase('answers that match the document (%s)', (t) => {
     expect(await status(upload('audio/mpegurl', partly, '?unmatched=fail'))).toBe(422);
     expect(await status(upload('application/xspf+xml', '<!DOCTYPE x><playlist/>'))).toBe(400);
     expect(await status(upload('application/json', '{}'))).toBe(415);
-    expect(await status(upload('audio/mpegurl', `#EXTM3U\n#PLAYLIST:${'x'.repeat(70_000)}`))).toBe(413);
+    expect(await status(upload('audio/mpegurl', `#EXTM3U\n#PLAYLIST:${'x'.repeat(t.config.limits.importBytes)}`))).toBe(
+      413,
+    );
     expect(await status({ ...upload('audio/mpegurl', m3u8), headers: { 'content-type': 'audio/mpegurl' } })).toBe(401);
   });
 
@@ -159,7 +161,12 @@ describeEachDatabase('answers that match the document (%s)', (t) => {
     });
     await expectStatus(400, 'post', '/v3/playlist', post({ name: '', songIds: [] }));
     await expectStatus(400, 'post', '/v3/playlist', post({ name: 'n'.repeat(201), songIds: [] }));
-    await expectStatus(400, 'post', '/v3/playlist', post({ name: 'x', songIds: Array<number>(1001).fill(1) }));
+    await expectStatus(
+      400,
+      'post',
+      '/v3/playlist',
+      post({ name: 'x', songIds: Array<number>(t.config.limits.songsMax + 1).fill(1) }),
+    );
     await expectStatus(400, 'post', '/v3/playlist', post({ name: 'x', songIds: [0] }));
     await expectStatus(400, 'post', '/v3/playlist', post({ songIds: [] }));
     await expectStatus(400, 'post', '/v3/playlist', post('{"name":'));
@@ -170,7 +177,7 @@ describeEachDatabase('answers that match the document (%s)', (t) => {
       headers: { authorization: security, 'content-type': 'text/plain' },
       payload: '{"name":"x","songIds":[]}',
     });
-    await expectStatus(413, 'post', '/v3/playlist', post({ name: 'x'.repeat(70_000), songIds: [] }));
+    await expectStatus(413, 'post', '/v3/playlist', post({ name: 'x'.repeat(t.config.limits.bodyBytes), songIds: [] }));
 
     const songs = await expectStatus(200, 'get', '/v3/song', { url: '/v3/song?limit=3&search=', headers });
     expect(songs.json<unknown[]>()).toHaveLength(3);
@@ -206,7 +213,7 @@ describeEachDatabase('answers that match the document (%s)', (t) => {
     await expectStatus(409, 'put', one, {
       url: doomedUrl,
       headers,
-      payload: { name: 'Too long', songIds: Array<number>(1001).fill(1) },
+      payload: { name: 'Too long', songIds: Array<number>(t.config.limits.songsMax + 1).fill(1) },
     });
     await expectStatus(401, 'get', one, { url: doomedUrl });
     await expectStatus(401, 'delete', one, { url: doomedUrl });
@@ -325,13 +332,16 @@ describeEachDatabase('edits that match the document (%s)', (t) => {
       await edit('patch', one, 400, { headers: merge, payload: '{"name":""}' });
       await edit('patch', one, 422, { headers: merge, payload: '{"songIds":[987654]}' });
       await edit('patch', one, 415, { headers: { 'content-type': 'application/xml' }, payload: '<x/>' });
-      await edit('patch', one, 413, { headers: merge, payload: JSON.stringify({ name: 'x'.repeat(70_000) }) });
+      await edit('patch', one, 413, {
+        headers: merge,
+        payload: JSON.stringify({ name: 'x'.repeat(t.config.limits.bodyBytes) }),
+      });
 
       await edit('put', one, 200, { payload: { name: 'Whole', songIds: [4, 5] } });
       await edit('put', one, 400, { payload: { name: 'No songs' } });
       await edit('put', one, 412, { headers: { 'if-match': etag }, payload: { name: 'x', songIds: [] } });
       await edit('put', one, 422, { payload: { name: 'x', songIds: [987654] } });
-      await edit('put', one, 413, { payload: { name: 'x'.repeat(70_000), songIds: [] } });
+      await edit('put', one, 413, { payload: { name: 'x'.repeat(t.config.limits.bodyBytes), songIds: [] } });
       const asText = { headers: { authorization: security, 'content-type': 'text/plain' } };
       await edit('put', one, 415, { ...asText, payload: '{"name":"x","songIds":[]}' });
 
@@ -346,7 +356,10 @@ describeEachDatabase('edits that match the document (%s)', (t) => {
       await edit('post', songs, 400, { url: `${url}/songs`, payload: { songIds: [], position: -1 } });
       await edit('post', songs, 412, { url: `${url}/songs`, headers: { 'if-match': etag }, payload: { songIds: [6] } });
       await edit('post', songs, 422, { url: `${url}/songs`, payload: { songIds: [987654] } });
-      await edit('post', songs, 413, { url: `${url}/songs`, payload: { songIds: Array<number>(40_000).fill(1) } });
+      await edit('post', songs, 413, {
+        url: `${url}/songs`,
+        payload: { songIds: Array<number>(t.config.limits.bodyBytes / 2).fill(1) },
+      });
       await edit('post', songs, 415, { url: `${url}/songs`, ...asText, payload: '{"songIds":[1]}' });
       await edit('post', songs, 415, {
         url: `${url}/songs`,
@@ -447,7 +460,7 @@ describeEachDatabase('history that matches the document (%s)', (t) => {
       await call('post', `${one}/restore`, 413, {
         url: `${url}/restore`,
         headers: json,
-        payload: JSON.stringify({ version: 1, pad: 'x'.repeat(70_000) }),
+        payload: JSON.stringify({ version: 1, pad: 'x'.repeat(t.config.limits.bodyBytes) }),
       });
       await call('post', `${one}/restore`, 415, {
         url: `${url}/restore`,
@@ -521,7 +534,7 @@ describeEachDatabase('share links and the page they open, as the document says (
       await call('post', `${one}/links`, 413, {
         url: links,
         headers: json,
-        payload: { expiresAt: 'x'.repeat(70_000) },
+        payload: { expiresAt: 'x'.repeat(t.config.limits.bodyBytes) },
       });
       const asText = await conforming(t, 'post', `${one}/links`, {
         url: links,
@@ -634,7 +647,7 @@ describeEachDatabase('entries and merged edits that match the document (%s)', (t
         'post',
         editsPath,
         413,
-        edits(JSON.stringify({ ops: [{ op: 'rename', name: 'x'.repeat(70_000) }] })),
+        edits(JSON.stringify({ ops: [{ op: 'rename', name: 'x'.repeat(t.config.limits.bodyBytes) }] })),
       );
       await expectStatus('post', editsPath, 415, edits('<x/>', { security, 'content-type': 'application/xml' }));
       await expectStatus('post', editsPath, 422, edits({ ops: [{ op: 'remove', entry: 'e999' }] }));
@@ -683,7 +696,7 @@ describeEachDatabase('sharing that matches the document (%s)', { MIXTAPE_MEMBERS
       await call('put', one, 413, {
         url: `${url}/${prefix}-jon`,
         headers: json,
-        payload: JSON.stringify({ role: 'viewer', pad: 'x'.repeat(70_000) }),
+        payload: JSON.stringify({ role: 'viewer', pad: 'x'.repeat(t.config.limits.bodyBytes) }),
       });
       await call('put', one, 415, { url: `${url}/${prefix}-jon`, headers: { 'content-type': 'application/xml' } });
       await call('get', list, 400, { url: `${base}/0/members` });

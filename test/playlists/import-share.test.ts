@@ -14,9 +14,9 @@ import { call, importStatus, sleep } from '../helpers/traffic.js';
  */
 
 const SHARE_MESSAGE = 'Your previous imports are still being read; wait for them first.';
-/** The declared body of the refused import: more than it ever sends, within the body limit. */
+/** The declared body of the refused import: more than it ever sends, within the import limit. */
 const DECLARED = 1024 * 1024;
-const BODY_LIMIT = 2 * DECLARED;
+const IMPORT_LIMIT = 2 * DECLARED;
 /** How the refused import's body trickles in: a piece every so often, so that the 1 MiB would take over 3 s. */
 const PIECE = 16 * 1024;
 const PIECE_EVERY_MS = 50;
@@ -146,7 +146,7 @@ describeEachEmptyDatabase('an import beyond the share refused before its body (%
     // One thread reads the files, so that eve's imports, one at a time, keep her share full for a while.
     server = await startServer({
       databaseUrl: database.url,
-      env: { MIXTAPE_BODY_LIMIT: String(BODY_LIMIT), MIXTAPE_WORKER_THREADS: '1' },
+      env: { MIXTAPE_IMPORT_LIMIT: String(IMPORT_LIMIT), MIXTAPE_WORKER_THREADS: '1' },
     });
     db = openDatabase(loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' }).database);
   });

@@ -465,7 +465,7 @@ for (const dialect of DIALECTS) {
       expectError(untyped, 415);
       expect(untyped.headers['accept-patch']).toBe(xml.headers['accept-patch']);
       expect((await get(created.id, security)).json<PlaylistBody>().name).toBe('Typed');
-      const tooMany = Array.from({ length: 1001 }, () => 1);
+      const tooMany = Array.from({ length: t.config.limits.songsMax + 1 }, () => 1);
       expectError(await edit('PATCH', url, security, { songIds: tooMany }), 409);
     });
 

@@ -454,6 +454,8 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
       if (what !== 'undeclared') expect(refused.errormsg, what).toContain('DOCTYPE');
       expect(refused.errormsg).not.toContain('root:');
     }
+    // An M3U8 file is read up to 8 lines a track of the songs limit (and 64 more), and as many tracks.
+    const { songsMax } = t.config.limits;
     const bad = {
       'not XML': [FORMATS.xspf, 'hello'],
       'another root': ['text/xml', '<html><title>x</title></html>'],
@@ -465,8 +467,8 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
       'a number for a title': [FORMATS.jspf, '{"playlist":{"title":1}}'],
       'tracks not a list': [FORMATS.jspf, '{"playlist":{"title":"x","track":{}}}'],
       'no #EXTM3U': ['audio/mpegurl', 'song.mp3\n'],
-      'too many lines': ['audio/mpegurl', `#EXTM3U\n#PLAYLIST:x\n${'#\n'.repeat(9000)}`],
-      'too many tracks': ['audio/mpegurl', `#EXTM3U\n#PLAYLIST:x\n${'a.mp3\n'.repeat(1001)}`],
+      'too many lines': ['audio/mpegurl', `#EXTM3U\n#PLAYLIST:x\n${'#\n'.repeat(9 * songsMax)}`],
+      'too many tracks': ['audio/mpegurl', `#EXTM3U\n#PLAYLIST:x\n${'a.mp3\n'.repeat(songsMax + 1)}`],
       'not UTF-8': [FORMATS.xspf, Buffer.from([0x3c, 0xff, 0xfe]).toString('latin1')],
     } as const;
     for (const [what, [type, body]] of Object.entries(bad)) {
@@ -481,12 +483,20 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
     expect(await countPlaylists(security)).toBe(0);
   });
 
-  it('takes only playlist media types (415), within the body limit (413), and needs a credential (401)', async () => {
+  it('takes only playlist media types (415), within the import limit (413), and needs a credential (401)', async () => {
     const security = await t.addUser();
     expectError(await importFile(security, 'text/plain', '{"name":"x","songIds":[1]}'), 415);
     expectError(await importFile(security, 'application/json', '{"playlist":{"title":"x"}}'), 415);
-    const big = `#EXTM3U\n#PLAYLIST:${'x'.repeat(70_000)}\n`;
-    expectError(await importFile(security, 'audio/mpegurl', big), 413);
+    const { bodyBytes, importBytes } = t.config.limits;
+    const big = `#EXTM3U\n#PLAYLIST:${'x'.repeat(importBytes)}\n`;
+    expect(expectError(await importFile(security, 'audio/mpegurl', big), 413).errormsg).toBe(
+      `The request body is larger than the limit of ${importBytes} bytes.`,
+    );
+    // A file past the limit of other bodies is read: an import has a limit of its own.
+    const past = `#EXTM3U\n#PLAYLIST:${'x'.repeat(bodyBytes)}\n#EXTINF:1,Artist - Title\nhttps://other.example/v3/song/3\n`;
+    const read = await importFile(security, 'audio/mpegurl', past, '?name=Past');
+    expect(read.statusCode, read.body).toBe(200);
+    expect(read.json<ImportBody>().playlist.songs.map((s) => s.id)).toEqual([3]);
     const anonymous = await t.app.inject({
       method: 'POST',
       url: '/v3/playlists/import',
