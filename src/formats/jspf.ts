@@ -12,10 +12,24 @@ import { cleanText } from './text.js';
 /** Objects and arrays nested deeper than this are refused before the body is parsed. */
 const MAX_NESTING = 16;
 
+/** The track extension ListenBrainz's JSPF uses for who added a track and when. */
+export const TRACK_EXTENSION = 'https://musicbrainz.org/doc/jspf#track';
+
+/** A track's `extension`: `added_by` and `added_at` (RFC 3339) where known; none when neither is. */
+function trackExtension(t: { readonly addedBy?: string | undefined; readonly addedAt?: number | undefined }) {
+  if (t.addedBy === undefined && t.addedAt === undefined) return {};
+  const added = {
+    ...(t.addedBy === undefined ? {} : { added_by: cleanText(t.addedBy) }),
+    ...(t.addedAt === undefined ? {} : { added_at: new Date(t.addedAt).toISOString() }),
+  };
+  return { extension: { [TRACK_EXTENSION]: added } };
+}
+
 /**
  * The playlist as JSPF, the JSON form of XSPF (https://xspf.org/jspf) that ListenBrainz uses: `location` and
- * `identifier` of a track are arrays, durations are milliseconds. The text is what `JSON.stringify` writes of
- * `{"playlist": {"title", "identifier", "track": [...]}}`, a track at a time.
+ * `identifier` of a track are arrays, durations are milliseconds, who added a track and when in ListenBrainz's track
+ * extension. The text is what `JSON.stringify` writes of `{"playlist": {"title", "identifier", "track": [...]}}`, a
+ * track at a time.
  */
 export const jspfLayout: PlaylistLayout = (playlist, links) => ({
   head:
@@ -29,6 +43,7 @@ export const jspfLayout: PlaylistLayout = (playlist, links) => ({
       creator: cleanText(t.artist),
       ...(t.album === '' ? {} : { album: cleanText(t.album) }),
       ...(t.duration === null ? {} : { duration: t.duration * 1000 }),
+      ...trackExtension(t),
     }),
   separator: ',',
   tail: ']}}',

@@ -8,6 +8,10 @@ export interface ExportTrack {
   readonly album: string;
   /** Seconds, when the catalog knows it. */
   readonly duration: number | null;
+  /** The name of who added the entry, when it is known and may be shown (JSPF writes it). */
+  readonly addedBy?: string | undefined;
+  /** When the entry was added (epoch ms), when it is known (JSPF writes it). */
+  readonly addedAt?: number | undefined;
 }
 
 /** A playlist as the formats write it: its songs in order, repeats kept. */

@@ -287,7 +287,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       // Before the songs (see Snapshot.catalogVersion).
       const catalogVersion = await readCatalogVersion(q);
       const songs = await tracks(content.songIds);
-      const origins = await entryOrigins(q, id, entries);
+      const origins = await entryOrigins(q, db.dialect, id, entries);
       // The songs the catalog still has, with the entries they had and who made them.
       const slots: ShownEntry[] = [];
       content.songIds.forEach((songId, i) => {

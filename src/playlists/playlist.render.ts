@@ -130,11 +130,17 @@ export function entriesText(
   smart: { readonly rules: string | null; readonly rulesStatus: string | null },
   viewer: Viewer,
 ): string {
+  // Entries made together share their time: each distinct one is written once.
+  let last: { readonly at: number; readonly text: string } | undefined;
+  const time = (at: number) => {
+    if (last?.at !== at) last = { at, text: new Date(at).toISOString() };
+    return last.text;
+  };
   const entries = shown.map(({ entry, song, addedBy, addedAt }) => ({
     entry: entryName(entry),
     ...song,
     addedBy,
-    addedAt: addedAt === null ? null : new Date(addedAt).toISOString(),
+    addedAt: addedAt === null ? null : time(addedAt),
   }));
   const core = JSON.stringify({ id: at.id, name, version: at.version, entries });
   return `${core.slice(0, -1)}${rulesMembers(smart.rules, smart.rulesStatus)}${viewerMembers(viewer)}}`;

@@ -345,24 +345,21 @@ export function songsOfPlaylists(
 
 /**
  * Who made these entries of the playlist and when, with the user's name (null for a user removed since): what a kept
- * version's entries show. An entry made before origins were kept is not among them.
+ * version's entries and a merged edit's answer show. An entry made before origins were kept is not among them. One
+ * statement of one text whatever the count (the ids as one JSON or array parameter), so it is prepared once.
  */
 export async function entryOrigins(
   db: Q,
+  dialect: Dialect,
   id: number,
   entries: readonly number[],
 ): Promise<Map<number, { addedBy: string | null; addedAt: number }>> {
-  const found = new Map<number, { addedBy: string | null; addedAt: number }>();
-  // A version's entries in slices: a statement's parameters are bounded (SQLite's 32 766).
-  for (let start = 0; start < entries.length; start += 1000) {
-    const rows = await db
-      .selectFrom('playlist_entry_origins as o')
-      .leftJoin('users as u', 'u.id', 'o.added_by')
-      .select(['o.entry', 'u.name', 'o.added_at'])
-      .where('o.playlist_id', '=', id)
-      .where('o.entry', 'in', entries.slice(start, start + 1000))
-      .execute();
-    for (const row of rows) found.set(Number(row.entry), { addedBy: row.name, addedAt: Number(row.added_at) });
-  }
-  return found;
+  const wanted =
+    dialect === 'postgres'
+      ? sql`o.entry = ANY(${entries}::bigint[])`
+      : sql`o.entry IN (SELECT value FROM json_each(${JSON.stringify(entries)}))`;
+  const { rows } = await sql<{ entry: number | string; name: string | null; added_at: number | string }>`
+    SELECT o.entry, u.name, o.added_at FROM playlist_entry_origins o LEFT JOIN users u ON u.id = o.added_by
+    WHERE o.playlist_id = ${id} AND ${wanted}`.execute(db);
+  return new Map(rows.map((row) => [Number(row.entry), { addedBy: row.name, addedAt: Number(row.added_at) }]));
 }

@@ -291,6 +291,9 @@ export function playlistService(
       const [first] = rows;
       if (first === undefined) throw await access.readRefusal(reader, id);
       const tracks: ExportTrack[] = [];
+      // Through a link, no user but the owner is named.
+      const named = (row: (typeof rows)[number]) =>
+        row.added_by !== null && (role !== 'link' || Number(row.added_by_id) === row.owner_id);
       for (const row of rows) {
         if (row.song_id === null) continue;
         tracks.push({
@@ -299,6 +302,8 @@ export function playlistService(
           artist: row.artist!,
           album: row.album!,
           duration: row.duration,
+          addedBy: named(row) ? row.added_by! : undefined,
+          addedAt: row.added_at === null ? undefined : Number(row.added_at),
         });
       }
       const at = { id, version: Number(first.version), catalogVersion: Number(first.catalog_version) };

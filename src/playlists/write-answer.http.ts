@@ -24,7 +24,7 @@ export const PREFER_HEADER = Type.Optional(
 export interface WriteAnswerParts {
   readonly etag: string;
   readonly minimal: { readonly version: number } & Readonly<Record<string, unknown>>;
-  readonly body: () => Buffer;
+  readonly body: () => Buffer | Promise<Buffer>;
 }
 
 /**
@@ -32,18 +32,19 @@ export interface WriteAnswerParts {
  * return=minimal`; otherwise the whole answer (`body`, written only then) and `whole`, the headers only it carries
  * (a merged edit's `Content-Location`).
  */
-export function sendWriteAnswer(
+export async function sendWriteAnswer(
   request: { readonly headers: { readonly prefer?: string | readonly string[] | undefined } },
   reply: FastifyReply,
   answer: WriteAnswerParts,
   whole: Readonly<Record<string, string>> = {},
-): FastifyReply {
+): Promise<FastifyReply> {
   reply.header('etag', answer.etag).type(JSON_TYPE);
   if (prefersMinimal(request.headers.prefer)) {
     return reply.header('preference-applied', 'return=minimal').send(JSON.stringify(answer.minimal));
   }
+  const body = await answer.body();
   for (const [name, value] of Object.entries(whole)) reply.header(name, value);
-  return reply.send(answer.body());
+  return reply.send(body);
 }
 
 /** `{"version": N}`: the minimal answer of a write, its members after `version` given. */

@@ -71,14 +71,3 @@ export async function releasePlaylistSlot(db: Q, userId: number): Promise<void> 
     .where('playlist_count', '>', 0)
     .execute();
 }
-
-/** The names of these users, by id (a user removed since is not among them). */
-export async function userNames(db: Q, ids: readonly number[]): Promise<Map<number, string>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('users')
-    .select(['id', 'name'])
-    .where('id', 'in', [...ids])
-    .execute();
-  return new Map(rows.map((row) => [row.id, row.name]));
-}

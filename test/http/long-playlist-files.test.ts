@@ -2,6 +2,7 @@ import { beforeAll, expect, it } from 'vitest';
 import { importCatalog } from '../../src/catalog/catalog.service.js';
 import { DEFAULT_LOCATION } from '../../src/config.js';
 import { WRITERS, type FileFormat } from '../../src/formats/formats.js';
+import { TRACK_EXTENSION } from '../../src/formats/jspf.js';
 import { exportLinks } from '../../src/formats/links.js';
 import type { ExportLinks, ExportTrack } from '../../src/formats/playlist-format.js';
 import { describeEachDatabase } from '../helpers/each-database.js';
@@ -9,6 +10,8 @@ import { describeEachDatabase } from '../helpers/each-database.js';
 /** Import and export of playlist files of 10 000 songs (the default songs limit), in every format. */
 
 const SONGS = 10_000;
+/** Who imports the files: their export names them as who added each entry. */
+const importer = `importer_${process.pid}`;
 const FIRST_ID = 100_001;
 const TYPES: Readonly<Record<FileFormat, string>> = {
   xspf: 'application/xspf+xml',
@@ -57,7 +60,7 @@ describeEachDatabase('playlist files of 10 000 songs on %s', (t) => {
 
   beforeAll(async () => {
     await importCatalog(t.db, catalog);
-    security = await t.addUser();
+    security = await t.addUser(importer);
   });
 
   it.each(['xspf', 'jspf', 'm3u8'] as const)(
@@ -80,7 +83,16 @@ describeEachDatabase('playlist files of 10 000 songs on %s', (t) => {
       expect(exported.statusCode).toBe(200);
       expect(exported.headers['content-length']).toBe(String(exported.rawPayload.length));
       const links = exportLinks('http://music.test', DEFAULT_LOCATION, playlist.id);
-      expect(exported.rawPayload.equals(WRITERS[format]({ id: playlist.id, name, tracks }, links))).toBe(true);
+      // JSPF also says who added each entry and when: the importer, at the import's time (one time for them all).
+      const addedAt =
+        format === 'jspf'
+          ? Date.parse(
+              exported.json<{ playlist: { track: { extension: Record<string, { added_at: string }> }[] } }>().playlist
+                .track[0]!.extension[TRACK_EXTENSION]!.added_at,
+            )
+          : undefined;
+      const added = tracks.map((track) => ({ ...track, addedBy: importer, addedAt }));
+      expect(exported.rawPayload.equals(WRITERS[format]({ id: playlist.id, name, tracks: added }, links))).toBe(true);
 
       // The export names each song by its URL here: matched by id.
       const back = await importFile(format, exported.rawPayload, '?name=Back');

@@ -92,4 +92,35 @@ describeEachDatabase('who added each entry, and when, on %s', (t) => {
     expect(Date.parse(fourth.addedAt!)).toBeGreaterThanOrEqual(later);
     expect(afterPut.find((e) => e.id === 1)).toEqual(afterMove.entries.find((e) => e.id === 1));
   });
+
+  it("writes them in JSPF as ListenBrainz's track extension, and names no user but the owner through a link", async () => {
+    const carol = `carol_${process.pid}`;
+    const dave = `dave_${process.pid}`;
+    const carolSecurity = await t.addUser(carol);
+    const daveSecurity = await t.addUser(dave);
+    const made = await createPlaylist(t.app, carolSecurity, 'Filed', [1]);
+    const url = `/v3/playlist/${made.id}`;
+    expect((await sendAs(t.app, 'PUT', `${url}/members/${dave}`, carolSecurity, { role: 'editor' })).statusCode).toBe(
+      200,
+    );
+    expect((await sendAs(t.app, 'POST', `${url}/songs`, daveSecurity, { songIds: [2] })).statusCode).toBe(200);
+    const extension = 'https://musicbrainz.org/doc/jspf#track';
+    type Jspf = { playlist: { track: { extension?: Record<string, { added_by?: string; added_at?: string }> }[] } };
+    const added = (body: Jspf) => body.playlist.track.map((track) => track.extension?.[extension]);
+
+    const file = await sendAs(t.app, 'GET', `${url}?format=jspf`, carolSecurity);
+    expect(file.statusCode, file.body).toBe(200);
+    const tracks = added(file.json<Jspf>());
+    expect(tracks.map((a) => a?.added_by)).toEqual([carol, dave]);
+    for (const a of tracks) expect(a?.added_at).toMatch(RFC3339_MS);
+
+    const link = await sendAs(t.app, 'POST', `${url}/links`, carolSecurity, {});
+    expect(link.statusCode, link.body).toBe(200);
+    const path = new URL(link.json<{ url: string }>().url).pathname;
+    const shared = await t.app.inject({ method: 'GET', url: `${path}?format=jspf` });
+    expect(shared.statusCode, shared.body).toBe(200);
+    const throughLink = added(shared.json<Jspf>());
+    expect(throughLink.map((a) => a?.added_by)).toEqual([carol, undefined]);
+    expect(throughLink.map((a) => a?.added_at)).toEqual(tracks.map((a) => a?.added_at));
+  });
 });

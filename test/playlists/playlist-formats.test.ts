@@ -146,7 +146,8 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
   });
 
   it('exports JSPF as ListenBrainz reads it', async () => {
-    const security = await t.addUser();
+    const name = `jay_${process.pid}`;
+    const security = await t.addUser(name);
     const created = await createPlaylist(t.app, security, 'Jay Spiff', [3, 2]);
     const response = await get(security, created.id, { accept: FORMATS.jspf, host: 'h.test' });
     expect(response.statusCode).toBe(200);
@@ -164,6 +165,13 @@ describeEachDatabase('playlist files on %s', (t, dialect) => {
       creator: third.artist,
       album: third.album,
       duration: third.duration! * 1000,
+      // Who added the entry and when (1.9.0), as ListenBrainz's track extension says them.
+      extension: {
+        'https://musicbrainz.org/doc/jspf#track': {
+          added_by: name,
+          added_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as unknown,
+        },
+      },
     });
     expect(body.playlist.track.map((track) => track.identifier)).toEqual([
       ['http://h.test/v3/song/3'],

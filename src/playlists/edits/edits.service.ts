@@ -11,9 +11,8 @@ import {
   type AnswerAt,
   type Viewer,
 } from '../playlist.render.js';
-import { playlistEntryRows } from '../playlist.repository.js';
+import { entryOrigins, playlistEntryRows } from '../playlist.repository.js';
 import type { PlaylistService } from '../playlist.service.js';
-import { userNames } from '../../users/user.repository.js';
 import type { Change } from '../write/change.js';
 import type { Written } from '../write/store.js';
 import { findEditKey, insertEditKey, writesOfKeys } from './edit-keys.repository.js';
@@ -270,17 +269,21 @@ const shownEntries = (rows: readonly EntryRow[]): ShownEntry[] =>
         ],
   );
 
-/** The entries a write left, with the names of who made them (one read of the few users they name). */
-async function namedEntries(q: Db['kysely'], written: Written['entries']): Promise<ShownEntry[]> {
-  const ids = new Set<number>();
-  for (const e of written) if (e.addedBy != null) ids.add(e.addedBy);
-  const names = await userNames(q, [...ids]);
-  return written.map(({ entry, song, addedBy, addedAt }) => ({
-    entry,
-    song,
-    addedBy: addedBy == null ? null : (names.get(addedBy) ?? null),
-    addedAt: addedAt ?? null,
-  }));
+/**
+ * The entries a write left, with who made them and when: read after the commit, when the answer is sent whole (an
+ * entry's origin is written once and never changes, so it is the one the write's version has).
+ */
+async function withOrigins(db: Db, id: number, written: Written['entries']): Promise<ShownEntry[]> {
+  const origins = await entryOrigins(
+    db.kysely,
+    db.dialect,
+    id,
+    written.map((e) => e.entry),
+  );
+  return written.map(({ entry, song }) => {
+    const origin = origins.get(entry);
+    return { entry, song, addedBy: origin?.addedBy ?? null, addedAt: origin?.addedAt ?? null };
+  });
 }
 
 /** What the rows' answer is at (the versions were read with the entries, in the same statement), and its rules. */
@@ -467,11 +470,11 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
       // `Prefer: return=minimal`), and carries that form's ETag.
       const { snapshot } = edited;
       const results = edited.result;
-      const entries = await namedEntries(q, edited.entries);
       return {
         etag: playlistEtag(snapshot, 'entries', grant.role),
         minimal: { version: snapshot.version, results },
-        body: () => {
+        body: async () => {
+          const entries = await withOrigins(db, id, edited.entries);
           const playlist = entriesAnswer(snapshot, snapshot.name, entries, edited, grant);
           return Buffer.from(`{"playlist":${playlist.text},"results":${JSON.stringify(results)}}`);
         },

@@ -25,12 +25,6 @@ const INSERT_CHUNK = 250;
  */
 export const EDIT_LOCK_WAIT_MS = 1000;
 
-/** Who made an entry, and when (epoch ms): null for an entry made before origins were kept. */
-export interface Origin {
-  readonly addedBy: number | null;
-  readonly addedAt: number | null;
-}
-
 /** A playlist as a write starts from it. */
 export interface PlaylistForWrite {
   readonly ownerId: number;
@@ -38,7 +32,7 @@ export interface PlaylistForWrite {
   readonly version: number;
   /** The catalog's version, read with the row (before the songs the edit reads). */
   readonly catalogVersion: number;
-  readonly entries: readonly (StoredEntry & Origin)[];
+  readonly entries: readonly StoredEntry[];
   readonly nextEntry: number;
   /** The `chain` of its current revision (see history/revision.repository.ts), null when it has none. */
   readonly revisionChain: number | null;
@@ -96,20 +90,12 @@ const readEntries = compiledOnce(
   'read-entries',
   (p: { id: number }) => (q) =>
     q
-      .selectFrom('playlist_songs as e')
-      .leftJoin('playlist_entry_origins as o', (join) =>
-        join.onRef('o.playlist_id', '=', 'e.playlist_id').onRef('o.entry', '=', 'e.entry'),
-      )
-      .select(['e.entry', 'e.song_id', 'e.ord', 'o.added_by', 'o.added_at'])
-      .where('e.playlist_id', '=', p.id)
-      .orderBy('e.ord')
-      .orderBy('e.entry'),
+      .selectFrom('playlist_songs')
+      .select(['entry', 'song_id', 'ord'])
+      .where('playlist_id', '=', p.id)
+      .orderBy('ord')
+      .orderBy('entry'),
 );
-
-const originOf = (addedBy: number | string | null, addedAt: number | string | null): Origin => ({
-  addedBy: addedBy === null ? null : Number(addedBy),
-  addedAt: addedAt === null ? null : Number(addedAt),
-});
 
 /** PostgreSQL: the row as `rowWithEntries` reads it. */
 interface LockedRow {
@@ -123,8 +109,8 @@ interface LockedRow {
   readonly chain: number | null;
   /** Locked: the version the statement's snapshot holds, which its other reads were made at. */
   readonly seen_version?: number | string | null;
-  /** The entries in order, as [entry, song id, order key, added by, added at]. */
-  readonly entries: readonly (readonly [number, number, string, number | null, number | null])[];
+  /** The entries in order, as [entry, song id, order key]. */
+  readonly entries: readonly (readonly [number, number, string])[];
 }
 
 /**
@@ -139,11 +125,8 @@ async function rowWithEntries(q: Q, id: number, lock: boolean): Promise<LockedRo
       (SELECT version FROM catalog_version) AS catalog_version,
       (SELECT r.chain FROM playlist_revisions r WHERE r.playlist_id = p.id AND r.version = p.version) AS chain,
       ${lock ? sql`(SELECT s.version FROM playlists s WHERE s.id = p.id) AS seen_version,` : sql``}
-      (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord, o.added_by, o.added_at)
-          ORDER BY e.ord, e.entry), '[]')
-        FROM playlist_songs e
-        LEFT JOIN playlist_entry_origins o ON o.playlist_id = e.playlist_id AND o.entry = e.entry
-        WHERE e.playlist_id = p.id) AS entries
+      (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord) ORDER BY e.ord, e.entry), '[]')
+        FROM playlist_songs e WHERE e.playlist_id = p.id) AS entries
     FROM playlists p WHERE p.id = ${id}${lock ? sql` FOR UPDATE OF p` : sql``}`.execute(q);
   return rows[0];
 }
@@ -154,7 +137,7 @@ const fromRowWithEntries = (row: LockedRow): PlaylistForWrite => ({
   version: Number(row.version),
   nextEntry: Number(row.next_entry),
   catalogVersion: Number(row.catalog_version),
-  entries: row.entries.map(([entry, songId, ord, by, at]) => ({ entry, songId, ord, ...originOf(by, at) })),
+  entries: row.entries.map(([entry, songId, ord]) => ({ entry, songId, ord })),
   revisionChain: row.chain,
   rules: row.rules,
   rulesStatus: row.rules_status,
@@ -197,12 +180,7 @@ export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Pr
     version: Number(row.version),
     nextEntry: Number(row.next_entry),
     catalogVersion: Number(row.catalog_version),
-    entries: entries.map((e) => ({
-      entry: Number(e.entry),
-      songId: e.song_id,
-      ord: e.ord,
-      ...originOf(e.added_by, e.added_at),
-    })),
+    entries: entries.map((e) => ({ entry: Number(e.entry), songId: e.song_id, ord: e.ord })),
     revisionChain: row.chain,
     rules: row.rules,
     rulesStatus: row.rules_status,

@@ -26,7 +26,6 @@ import {
   writeEntries,
   writeOrigins,
   writeRulesStatus,
-  type Origin,
   type PlaylistForWrite,
   type RowChanges,
 } from './store.repository.js';
@@ -44,8 +43,7 @@ export interface ShownSong {
  */
 export interface Written {
   readonly snapshot: Snapshot;
-  /** Each with who made it and when where the write knows it (an edit's do; a create's and a restore's are not read). */
-  readonly entries: readonly (Entry & { readonly song: ShownSong } & Partial<Origin>)[];
+  readonly entries: readonly (Entry & { readonly song: ShownSong })[];
   /** A smart playlist's rules and what its answers say beside them, as stored (JSON text); null for none. */
   readonly rules: string | null;
   readonly rulesStatus: string | null;
@@ -123,12 +121,11 @@ export function playlistStore(db: Db) {
     songs: readonly ShownSong[],
     rules: string | null,
     rulesStatus: string | null = null,
-    origins?: (entry: number) => Origin,
   ): Written {
     const shown = songs.map(({ id: songId, title, artist }) => ({ id: songId, title, artist }));
     return {
       snapshot: lazySnapshotOf({ id, version, catalogVersion, name, songs: shown, rules, rulesStatus }),
-      entries: entries.map((entry, i) => ({ ...entry, song: shown[i]!, ...origins?.(entry.entry) })),
+      entries: entries.map((entry, i) => ({ ...entry, song: shown[i]! })),
       rules,
       rulesStatus,
     };
@@ -237,12 +234,6 @@ export function playlistStore(db: Db) {
       ): Promise<Attempt | typeof NOT_SAVED> {
         const decision = await decide(current, trx);
         const at = Date.now();
-        const kept = new Map(current.entries.map((e) => [e.entry, e]));
-        // An entry the playlist had keeps its origin; one this write makes is the writer's, now.
-        const origins = (entry: number): Origin => {
-          const had = kept.get(entry);
-          return had === undefined ? { addedBy: byId, addedAt: at } : { addedBy: had.addedBy, addedAt: had.addedAt };
-        };
         if ('unchanged' in decision) {
           const songs = await catalogSongs(
             trx,
@@ -257,7 +248,6 @@ export function playlistStore(db: Db) {
             songs,
             current.rules,
             current.rulesStatus,
-            origins,
           );
           return {
             ...shown,
@@ -319,7 +309,6 @@ export function playlistStore(db: Db) {
           songs,
           rules,
           rulesStatus,
-          origins,
         );
         return { ...shown, changed: true, result: decision.result, dependents, ownerId: current.ownerId };
       }
