@@ -128,6 +128,12 @@ export function playlistAccess(db: Db, freshness: Freshness) {
     return row.songCount === undefined ? grant : { ...grant, songCount: row.songCount };
   }
 
+  async function requireCurrent(userId: number, id: number): Promise<CurrentGrant> {
+    const found = await standing(userId, id, true);
+    if (found === undefined) throw await refused(userId, id);
+    return allowed(found, 'read');
+  }
+
   return {
     refusal: refused,
 
@@ -170,22 +176,14 @@ export function playlistAccess(db: Db, freshness: Freshness) {
      * The caller's grant to read this playlist, with the versions of it and of the catalog that its answer is at
      * (the request's one catch-up with SQLite's change log when it is known without a read); 404 or 410 otherwise.
      */
-    async requireCurrent(userId: number, id: number): Promise<CurrentGrant> {
-      const found = await standing(userId, id, true);
-      if (found === undefined) throw await refused(userId, id);
-      return allowed(found, 'read');
-    },
+    requireCurrent,
 
     /**
      * A reader's grant to read this playlist, with its versions, as `requireCurrent` gives a user's: a link reads only
      * its own playlist while it is there (its owner's standing gives the versions), and is told 404 for anything else.
      */
     async requireRead(reader: Reader, id: number): Promise<ReadGrant> {
-      if (typeof reader === 'number') {
-        const granted = await standing(reader, id, true);
-        if (granted === undefined) throw await refused(reader, id);
-        return allowed(granted, 'read');
-      }
+      if (typeof reader === 'number') return requireCurrent(reader, id);
       const found = reader.playlistId === id ? await standing(reader.ownerId, id, true) : undefined;
       if (found === undefined) throw refusal(reader.ownerId, undefined, false);
       return { ...found, role: 'link', ownerName: reader.owner };

@@ -118,12 +118,6 @@ export function playlistEntryRows(db: Q, id: number) {
     .execute();
 }
 
-/** An entry with what the catalog knows of its song (for the playlist files). */
-export interface ExportEntryRow extends PlaylistEntryRow {
-  album: string | null;
-  duration: number | null;
-}
-
 /**
  * The playlist with what the catalog knows of each song, its version and the catalog's (which name the file's ETag),
  * in one query, as `playlistEntries` reads it.
