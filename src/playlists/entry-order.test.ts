@@ -51,7 +51,7 @@ describe('planEntries', () => {
       ],
       8,
     );
-    expect(plan.entries).toEqual([
+    expect(plan.entries.map(({ entry, songId }) => ({ entry, songId }))).toEqual([
       { entry: 1, songId: 1 },
       { entry: 8, songId: 1 },
       { entry: 9, songId: 9 },
@@ -88,5 +88,32 @@ describe('keepCommon', () => {
       { songId: 5 },
       { songId: 2, entry: 4 },
     ]);
+  });
+});
+
+describe('planEntries on random edits', () => {
+  it('leaves the rows in the wanted order, each entry once, whatever the edit', () => {
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    let rows = stored(Array.from({ length: 60 }, (_, i) => (i % 9) + 1));
+    let next = 61;
+    for (let round = 0; round < 400; round += 1) {
+      const slots: { songId: number; entry?: number }[] = rows.map((row) => ({ songId: row.songId, entry: row.entry }));
+      const at = Math.floor(random() * (slots.length + 1));
+      const choice = random();
+      if (choice < 0.3) slots.splice(at, 0, { songId: 1 + Math.floor(random() * 9) });
+      else if (choice < 0.5 && slots.length > 0) slots.splice(Math.min(at, slots.length - 1), 1);
+      else if (choice < 0.7 && slots.length > 1) slots.splice(at, 0, ...slots.splice(0, 1));
+      else if (choice < 0.85 && slots.length > 0)
+        slots.splice(at, 0, { ...slots[Math.floor(random() * slots.length)]! });
+      else if (slots.length > 0) slots[Math.min(at, slots.length - 1)] = { songId: 99, entry: rows[0]!.entry };
+      const plan = planEntries(rows, slots, next);
+      rows = apply(rows, plan);
+      next = plan.nextEntry;
+      expect(rows.map((row) => row.songId)).toEqual(slots.map((slot) => slot.songId));
+      expect(rows.map((row) => row.entry)).toEqual(plan.entries.map((e) => e.entry));
+      expect(new Set(rows.map((row) => row.entry)).size).toBe(rows.length);
+      expect(rows.map((row) => row.ord)).toEqual(plan.entries.map((e) => e.ord));
+    }
   });
 });

@@ -26,8 +26,8 @@ export interface Entry {
 
 /** What an edit writes to the entries: the rows it removes and the rows it inserts or gives a new key. */
 export interface EntryWrites {
-  /** The playlist's entries after the edit, in order. */
-  readonly entries: readonly Entry[];
+  /** The playlist's entries after the edit, in order, with their keys. */
+  readonly entries: readonly StoredEntry[];
   readonly deleted: readonly number[];
   /** Rows inserted, or moved (a new key for an entry kept). */
   readonly written: readonly StoredEntry[];
@@ -86,34 +86,60 @@ export function keepCommon(before: readonly Entry[], songIds: readonly number[])
 /**
  * The rows that turn `before` into `wanted`. An entry `wanted` names keeps its row when it is the same song; an entry
  * that `before` does not have is written under that id (a restore gives back the entries its version had; a merge
- * names the entries it made), and a second slot naming one entry, or a kept entry with another song, is a new
- * slot. The kept entries in the longest
- * run that is still in key order keep their keys, the others (moved) and the new ones get keys between their
- * neighbours'. So a change writes about as many rows as it changes, whatever the playlist's length.
+ * names the entries it made), and a second slot naming one entry, or a kept entry with another song, is a new slot
+ * (the slots of the ends both lists share come first). The kept entries in the longest run that is still in key order
+ * keep their keys, the others (moved) and the new ones get keys between their neighbours'. So a change writes about
+ * as many rows as it changes, whatever the playlist's length; and the work past the ends both lists share (two
+ * comparisons a slot) is the change's.
  */
 export function planEntries(
   before: readonly StoredEntry[],
   wanted: readonly WantedSlot[],
   nextEntry: number,
 ): EntryWrites {
-  const old = new Map(before.map((row) => [row.entry, row]));
+  const same = (slot: WantedSlot, row: StoredEntry) => slot.entry === row.entry && slot.songId === row.songId;
+  let head = 0;
+  const shorter = Math.min(before.length, wanted.length);
+  while (head < shorter && same(wanted[head]!, before[head]!)) head += 1;
+  let tail = 0;
+  while (tail < shorter - head && same(wanted[wanted.length - 1 - tail]!, before[before.length - 1 - tail]!)) {
+    tail += 1;
+  }
+  const oldMiddle = before.slice(head, before.length - tail);
+  const middle = wanted.slice(head, wanted.length - tail);
+  const old = new Map(oldMiddle.map((row) => [row.entry, row]));
   const used = new Set<number>();
+  // The entries of the shared ends, made only when a changed slot names an entry the changed part does not have.
+  let ends: Set<number> | undefined;
+  const inEnds = (entry: number) =>
+    (ends ??= new Set([...before.slice(0, head), ...before.slice(before.length - tail)].map((row) => row.entry))).has(
+      entry,
+    );
   let next = nextEntry;
   for (const slot of wanted) if (slot.entry !== undefined && slot.entry >= next) next = slot.entry + 1;
-  const slots = wanted.map((slot) => {
+  const slots = middle.map((slot) => {
     const row = slot.entry === undefined ? undefined : old.get(slot.entry);
     if (row !== undefined && row.songId === slot.songId && !used.has(row.entry)) {
       used.add(row.entry);
       return { entry: row.entry, songId: slot.songId, ord: row.ord };
     }
-    if (row === undefined && slot.entry !== undefined && slot.entry > 0 && !used.has(slot.entry)) {
+    if (
+      row === undefined &&
+      slot.entry !== undefined &&
+      slot.entry > 0 &&
+      !used.has(slot.entry) &&
+      // An entry from nextEntry on was never given: it is not in `before`.
+      (slot.entry >= nextEntry || !inEnds(slot.entry))
+    ) {
       used.add(slot.entry);
       return { entry: slot.entry, songId: slot.songId, ord: undefined as string | undefined };
     }
     return { entry: next++, songId: slot.songId, ord: undefined as string | undefined };
   });
-  const deleted = before.filter((row) => !used.has(row.entry)).map((row) => row.entry);
+  const deleted = oldMiddle.filter((row) => !used.has(row.entry)).map((row) => row.entry);
 
+  // The changed part's kept keys lie between the shared ends' (`before` is in key order): new keys go between those.
+  const [left, right] = [before[head - 1]?.ord ?? null, before[before.length - tail]?.ord ?? null];
   const stable = longestOrderedRun(slots.map((slot) => slot.ord));
   const keys: string[] = new Array<string>(slots.length);
   const written: StoredEntry[] = [];
@@ -127,8 +153,8 @@ export function planEntries(
     let end = i;
     while (end < slots.length && !stable[end]) end += 1;
     const made = generateNKeysBetween(
-      i === 0 ? null : keys[i - 1],
-      end < slots.length ? slots[end]!.ord : null,
+      i === 0 ? left : keys[i - 1],
+      end < slots.length ? slots[end]!.ord : right,
       end - i,
     );
     for (let k = 0; k < made.length; k += 1) {
@@ -138,15 +164,18 @@ export function planEntries(
     }
     i = end;
   }
+  const changed = slots.map((slot, i) => ({ entry: slot.entry, songId: slot.songId, ord: keys[i]! }));
+  let entries: StoredEntry[] = [...before.slice(0, head), ...changed, ...before.slice(before.length - tail)];
   if (renumber) {
-    const fresh = generateNKeysBetween(null, null, slots.length);
-    slots.forEach((slot, i) => written.push({ entry: slot.entry, songId: slot.songId, ord: fresh[i]! }));
+    const fresh = generateNKeysBetween(null, null, entries.length);
+    entries = entries.map((row, i) => ({ entry: row.entry, songId: row.songId, ord: fresh[i]! }));
+    written.push(...entries);
   } else {
-    slots.forEach((slot, i) => {
-      if (!stable[i]) written.push({ entry: slot.entry, songId: slot.songId, ord: keys[i]! });
+    changed.forEach((row, i) => {
+      if (!stable[i]) written.push(row);
     });
   }
-  return { entries: slots.map(({ entry, songId }) => ({ entry, songId })), deleted, written, nextEntry: next };
+  return { entries, deleted, written, nextEntry: next };
 }
 
 /**

@@ -398,7 +398,7 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
             if (name === undefined) throw gone(baseVersion);
             baseName = seenName ?? name;
           }
-          const entries = current.entries.map(({ entry, songId }): Entry => ({ entry, songId }));
+          const entries: readonly Entry[] = current.entries;
           const mergeWith = (formerList: MergeInput['formerList']) => {
             try {
               return merge({

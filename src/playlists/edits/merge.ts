@@ -167,48 +167,59 @@ export const removedMessage = (op: 'remove' | 'move', entry: number): string =>
 type Side = 'left' | 'right';
 
 /**
- * The playlist as the ops edit it: ids in a plain array (indexOf over a few thousand small integers is a fast scan,
- * and every op splices anyway, which would stale a position index), a set of the entries standing, and for each entry
- * this request took out, its neighbours then, so an anchor it removed (or the entry being moved) can be resolved
- * without `formerList`, which only knows entries gone before the request.
+ * The playlist as the ops edit it: ids and songs in plain arrays (indexOf over thousands of small integers is a fast
+ * scan, and every op splices anyway, which would stale a position index; nothing is built per entry, so a long
+ * playlist costs a few scans, not a map of it), and for each entry this request took out, its neighbours then, so an
+ * anchor it removed (or the entry being moved) can be resolved without `formerList`, which only knows entries gone
+ * before the request.
  */
 class WorkingList {
   #ids: number[];
-  readonly #songs = new Map<number, number>();
-  readonly #standing: Set<number>;
+  /** The song of each entry of `#ids`, at the same index. */
+  #songs: number[];
+  /** The entries standing as a set, made when a walk through a former list needs it, then kept up to date. */
+  #set: Set<number> | undefined;
   readonly #neighbours = new Map<number, { readonly left: number | null; readonly right: number | null }>();
   readonly #formerList: MergeInput['formerList'];
 
   constructor(current: readonly Entry[], formerList: MergeInput['formerList']) {
     this.#ids = current.map((e) => e.entry);
-    for (const e of current) this.#songs.set(e.entry, e.songId);
-    this.#standing = new Set(this.#ids);
+    this.#songs = current.map((e) => e.songId);
     this.#formerList = formerList;
   }
 
+  #stands(entry: number): boolean {
+    return this.#set === undefined ? this.#ids.includes(entry) : this.#set.has(entry);
+  }
+
   songOf(entry: number): number | undefined {
-    return this.#standing.has(entry) ? this.#songs.get(entry) : undefined;
+    const at = this.#ids.indexOf(entry);
+    return at < 0 ? undefined : this.#songs[at];
   }
 
   /** Takes an entry out, noting its neighbours; false if it does not stand. */
   takeOut(entry: number): boolean {
-    if (!this.#standing.has(entry)) return false;
     const at = this.#ids.indexOf(entry);
+    if (at < 0) return false;
     this.#neighbours.set(entry, { left: this.#ids[at - 1] ?? null, right: this.#ids[at + 1] ?? null });
     this.#ids.splice(at, 1);
-    this.#standing.delete(entry);
+    this.#songs.splice(at, 1);
+    this.#set?.delete(entry);
     return true;
   }
 
   put(at: number, entries: readonly Entry[]): void {
     const ids = entries.map((e) => e.entry);
+    const songs = entries.map((e) => e.songId);
     // A spliced-in list passes each id as an argument, which a long one would overflow; a new array costs more.
-    if (ids.length <= 1000) this.#ids.splice(at, 0, ...ids);
-    else this.#ids = [...this.#ids.slice(0, at), ...ids, ...this.#ids.slice(at)];
-    for (const e of entries) {
-      this.#songs.set(e.entry, e.songId);
-      this.#standing.add(e.entry);
+    if (ids.length <= 1000) {
+      this.#ids.splice(at, 0, ...ids);
+      this.#songs.splice(at, 0, ...songs);
+    } else {
+      this.#ids = [...this.#ids.slice(0, at), ...ids, ...this.#ids.slice(at)];
+      this.#songs = [...this.#songs.slice(0, at), ...songs, ...this.#songs.slice(at)];
     }
+    if (this.#set !== undefined) for (const id of ids) this.#set.add(id);
   }
 
   /** The index where a place puts entries in the list as it is now. */
@@ -226,7 +237,7 @@ class WorkingList {
   }
 
   entries(): Entry[] {
-    return this.#ids.map((entry) => ({ entry, songId: this.#songs.get(entry)! }));
+    return this.#ids.map((entry, i) => ({ entry, songId: this.#songs[i]! }));
   }
 
   /**
@@ -235,14 +246,15 @@ class WorkingList {
    * passed over, whoever took them out (an entry being moved is out while its anchor is read).
    */
   #nearest(entry: number, side: Side): number | null | undefined {
-    if (this.#standing.has(entry) || this.#neighbours.has(entry)) return this.#chain(entry, side);
+    if (this.#neighbours.has(entry) || this.#stands(entry)) return this.#chain(entry, side);
     const former = this.#formerList(entry);
     const at = former?.indexOf(entry) ?? -1;
     if (former === undefined || at < 0) return undefined;
     const step = side === 'left' ? -1 : 1;
+    const standing = (this.#set ??= new Set(this.#ids));
     for (let i = at + step; i >= 0 && i < former.length; i += step) {
       const candidate = former[i]!;
-      if (this.#standing.has(candidate)) return candidate;
+      if (standing.has(candidate)) return candidate;
     }
     return null;
   }
@@ -253,7 +265,7 @@ class WorkingList {
    */
   #chain(entry: number, side: Side): number | null {
     let at: number | null = entry;
-    while (at !== null && !this.#standing.has(at)) at = this.#neighbours.get(at)?.[side] ?? null;
+    while (at !== null && !this.#stands(at)) at = this.#neighbours.get(at)?.[side] ?? null;
     return at;
   }
 }

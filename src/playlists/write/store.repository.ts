@@ -109,35 +109,45 @@ interface LockedRow {
   readonly chain: number | null;
   /** Locked: the version the statement's snapshot holds, which its other reads were made at. */
   readonly seen_version?: number | string | null;
-  /** The entries in order, as [entry, song id, order key]. */
-  readonly entries: readonly (readonly [number, number, string])[];
+  /** The entries in order, as [entry, song id, order key]; null when they were not read (as kept). */
+  readonly entries: readonly (readonly [number, number, string])[] | null;
 }
 
 /**
- * PostgreSQL: the row with its entries and its current revision's chain, in one statement and one round trip;
- * `lock`, locked until the transaction ends. A lock that was waited for hands over the row as the transaction that
- * held it left it, but the statement's other reads keep the snapshot it started with: a locked read's `seen_version`
- * tells the two apart.
+ * The entries of a playlist at one version, as this process last wrote or read them: a write that finds the playlist
+ * still at that version reads no entries (see the store's `kept`).
  */
-async function rowWithEntries(q: Q, id: number, lock: boolean): Promise<LockedRow | undefined> {
+export interface KeptEntries {
+  readonly version: number;
+  readonly entries: readonly StoredEntry[];
+}
+
+/**
+ * PostgreSQL: the row with its entries and its current revision's chain, in one statement and one round trip (the
+ * entries left out when it is still at `kept`'s version); `lock`, locked until the transaction ends. A lock that was
+ * waited for hands over the row as the transaction that held it left it, but the statement's other reads keep the
+ * snapshot it started with: a locked read's `seen_version` tells the two apart.
+ */
+async function rowWithEntries(q: Q, id: number, lock: boolean, kept: number): Promise<LockedRow | undefined> {
   const { rows } = await sql<LockedRow>`${prepared(lock ? 'row-for-write-with-entries' : 'row-with-entries')}
     SELECT p.owner_id, p.name, p.version, p.next_entry, p.rules, p.rules_status,
       (SELECT version FROM catalog_version) AS catalog_version,
       (SELECT r.chain FROM playlist_revisions r WHERE r.playlist_id = p.id AND r.version = p.version) AS chain,
       ${lock ? sql`(SELECT s.version FROM playlists s WHERE s.id = p.id) AS seen_version,` : sql``}
-      (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord) ORDER BY e.ord, e.entry), '[]')
-        FROM playlist_songs e WHERE e.playlist_id = p.id) AS entries
+      CASE WHEN p.version = ${kept}::bigint THEN NULL ELSE
+        (SELECT coalesce(json_agg(json_build_array(e.entry, e.song_id, e.ord) ORDER BY e.ord, e.entry), '[]')
+        FROM playlist_songs e WHERE e.playlist_id = p.id) END AS entries
     FROM playlists p WHERE p.id = ${id}${lock ? sql` FOR UPDATE OF p` : sql``}`.execute(q);
   return rows[0];
 }
 
-const fromRowWithEntries = (row: LockedRow): PlaylistForWrite => ({
+const fromRowWithEntries = (row: LockedRow, kept: KeptEntries | undefined): PlaylistForWrite => ({
   ownerId: row.owner_id,
   name: row.name,
   version: Number(row.version),
   nextEntry: Number(row.next_entry),
   catalogVersion: Number(row.catalog_version),
-  entries: row.entries.map(([entry, songId, ord]) => ({ entry, songId, ord })),
+  entries: row.entries === null ? kept!.entries : row.entries.map(([entry, songId, ord]) => ({ entry, songId, ord })),
   revisionChain: row.chain,
   rules: row.rules,
   rulesStatus: row.rules_status,
@@ -148,39 +158,49 @@ const fromRowWithEntries = (row: LockedRow): PlaylistForWrite => ({
  * no lock; undefined when it is gone. What an edit decides from it is saved only if the playlist is still at this
  * version (`saveChangesAtOnce`).
  */
-export async function playlistAsItIs(q: Q, id: number): Promise<PlaylistForWrite | undefined> {
-  const row = await rowWithEntries(q, id, false);
-  return row === undefined ? undefined : fromRowWithEntries(row);
+export async function playlistAsItIs(q: Q, id: number, kept?: KeptEntries): Promise<PlaylistForWrite | undefined> {
+  const row = await rowWithEntries(q, id, false, kept?.version ?? -1);
+  return row === undefined ? undefined : fromRowWithEntries(row, kept);
 }
 
 /**
  * The playlist with its entries in order, read inside the write's transaction; undefined, with none of its entries
- * read, when it is gone. On PostgreSQL the row stays locked until the transaction ends, so that two writes of one
- * playlist run one after the other and the second sees the first (this process queues its own edits of a playlist
- * before they take a connection; another instance's edit waits EDIT_LOCK_WAIT_MS at most, the write's `lockWaitMs`,
- * then 503). SQLite's writes already run one at a time on the writer's connection.
+ * read, when it is gone. Its entries are `kept`'s when it is still at `kept`'s version, and are not read then. On
+ * PostgreSQL the row stays locked until the transaction ends, so that two writes of one playlist run one after the
+ * other and the second sees the first (this process queues its own edits of a playlist before they take a
+ * connection; another instance's edit waits EDIT_LOCK_WAIT_MS at most, the write's `lockWaitMs`, then 503). SQLite's
+ * writes already run one at a time on the writer's connection.
  */
-export async function playlistForWrite(trx: Q, dialect: Dialect, id: number): Promise<PlaylistForWrite | undefined> {
+export async function playlistForWrite(
+  trx: Q,
+  dialect: Dialect,
+  id: number,
+  kept?: KeptEntries,
+): Promise<PlaylistForWrite | undefined> {
   if (dialect === 'postgres') {
-    const locked = await rowWithEntries(trx, id, true);
+    const locked = await rowWithEntries(trx, id, true, kept?.version ?? -1);
     if (locked === undefined) return undefined;
     // Read at the version it is locked at: nobody changed it between the statement's snapshot and its lock.
     if (locked.seen_version != null && Number(locked.seen_version) === Number(locked.version)) {
-      return fromRowWithEntries(locked);
+      return fromRowWithEntries(locked, kept);
     }
     // Another instance's edit committed while this one waited for the lock: read it all again, after the lock.
   }
   const row = (await readRowForWrite[dialect](trx, { id })).rows[0];
   if (row === undefined) return undefined;
+  const version = Number(row.version);
   // A statement of its own: on PostgreSQL, the entries another instance's edit committed are read after the lock.
-  const entries = (await readEntries(trx, { id })).rows;
+  const entries =
+    kept?.version === version
+      ? kept.entries
+      : (await readEntries(trx, { id })).rows.map((e) => ({ entry: Number(e.entry), songId: e.song_id, ord: e.ord }));
   return {
     ownerId: row.owner_id,
     name: row.name,
-    version: Number(row.version),
+    version,
     nextEntry: Number(row.next_entry),
     catalogVersion: Number(row.catalog_version),
-    entries: entries.map((e) => ({ entry: Number(e.entry), songId: e.song_id, ord: e.ord })),
+    entries,
     revisionChain: row.chain,
     rules: row.rules,
     rulesStatus: row.rules_status,
@@ -199,7 +219,8 @@ export interface RowChanges {
   readonly version: number;
   readonly nextEntry: number;
   readonly ownerId: number;
-  readonly doc: string;
+  /** The search document after the write; undefined when it is the one stored already. */
+  readonly doc: string | undefined;
   readonly revision: Insertable<PlaylistRevisionTable>;
   /** The rules the playlist has after the write (JSON text), null for none. */
   readonly rules: string | null;
@@ -266,7 +287,7 @@ export async function saveChanges(trx: Q, id: number, changes: RowChanges): Prom
     rules: changes.rules,
   });
   await insertRevision(trx, changes.revision);
-  await replacePlaylistDocument(trx, changes.ownerId, id, changes.doc);
+  if (changes.doc !== undefined) await replacePlaylistDocument(trx, changes.ownerId, id, changes.doc);
   const ids = rows[0]?.dependents;
   return ids == null || ids === ''
     ? []
@@ -357,8 +378,8 @@ export async function saveChangesAtOnce(
         ${r.rules ?? null}::text
       FROM locked
     ), document AS (
-      UPDATE playlist_documents SET doc = ${changes.doc}
-      WHERE owner_id = ${changes.ownerId} AND playlist_id = (SELECT id FROM locked)
+      UPDATE playlist_documents SET doc = ${changes.doc ?? ''}
+      WHERE owner_id = ${changes.ownerId} AND playlist_id = (SELECT id FROM locked) AND ${changes.doc !== undefined}
     ), saved AS (
       UPDATE playlists SET name = ${changes.name}, version = ${changes.version}, next_entry = ${changes.nextEntry},
         rules = ${changes.rules}::text

@@ -26,6 +26,7 @@ import {
   writeEntries,
   writeOrigins,
   writeRulesStatus,
+  type KeptEntries,
   type PlaylistForWrite,
   type RowChanges,
 } from './store.repository.js';
@@ -75,6 +76,62 @@ export interface Edited<T> extends Written {
 /** What an edit's save answers when it wrote nothing: the playlist was not at the version the edit was made on. */
 const NOT_SAVED = Symbol('not saved');
 
+/** A song of the catalog as a write reads it (the search document takes its genre too). */
+type CatalogSong = ShownSong & { readonly genre: string };
+
+/**
+ * How many entries, of all playlists together, the store keeps as it last wrote them (a playlist of 10 000 songs
+ * keeps about a megabyte), and how many of the catalog's songs.
+ */
+const KEPT_ENTRIES = 200_000;
+const SONGS_KEPT = 200_000;
+
+/** A playlist as this process last wrote (or read for a write) it: its version, entries and search document. */
+interface KeptPlaylist extends KeptEntries {
+  /** Undefined when not known. */
+  readonly doc: string | undefined;
+}
+
+/**
+ * The playlists this process wrote last, the most recent last, up to `limit` entries in all. A write that finds its
+ * playlist at the version kept (one row read) starts from the entries kept instead of reading them all, and leaves
+ * the search document alone when it comes out the same: the work of an edit of a long playlist is then its change's
+ * (with a few passes over the list in memory). Another instance's write, or this process's, changes the version, so
+ * a stale copy is never used; it is only read again.
+ */
+class KeptPlaylists {
+  readonly #kept = new Map<number, KeptPlaylist>();
+  #entries = 0;
+  readonly #limit: number;
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  get(id: number): KeptPlaylist | undefined {
+    return this.#kept.get(id);
+  }
+
+  set(id: number, playlist: KeptPlaylist): void {
+    this.forget(id);
+    if (playlist.entries.length > this.#limit) return;
+    this.#kept.set(id, playlist);
+    this.#entries += playlist.entries.length;
+    for (const [oldest, { entries }] of this.#kept) {
+      if (this.#entries <= this.#limit) break;
+      this.#kept.delete(oldest);
+      this.#entries -= entries.length;
+    }
+  }
+
+  forget(id: number): void {
+    const gone = this.#kept.get(id);
+    if (gone === undefined) return;
+    this.#kept.delete(id);
+    this.#entries -= gone.entries.length;
+  }
+}
+
 /** The playlist as an edit sees it, in its transaction. */
 export type Current = PlaylistForWrite;
 
@@ -101,18 +158,31 @@ export interface Undelete {
  */
 export function playlistStore(db: Db) {
   const q = db.kysely;
+  const kept = new KeptPlaylists(KEPT_ENTRIES);
+  /** The catalog's songs this process has read, as they are at one catalog version (none kept past SONGS_KEPT). */
+  let catalog = { version: -1, songs: new Map<number, CatalogSong>() };
 
-  /** The catalog's songs of these ids, in their order; 422 naming the ids the catalog does not have. */
-  async function catalogSongs(trx: Db['kysely'], ids: readonly number[]) {
-    const byId = new Map((await findSongsByIds(trx, ids)).map((song) => [song.id, song]));
-    const unknown = [...new Set(ids.filter((id) => !byId.has(id)))];
-    if (unknown.length > 0) throw notInCatalog(unknown);
-    return ids.map((id) => byId.get(id)!);
+  /**
+   * The catalog's songs of these ids at `catalogVersion`, in their order; 422 naming the ids the catalog does not
+   * have. Only the songs not read before at that version are read: an edit of a long playlist reads the songs it adds.
+   */
+  async function catalogSongs(trx: Db['kysely'], ids: readonly number[], catalogVersion: number) {
+    if (catalog.version !== catalogVersion || catalog.songs.size > SONGS_KEPT) {
+      catalog = { version: catalogVersion, songs: new Map() };
+    }
+    const { songs } = catalog;
+    const missing = [...new Set(ids.filter((id) => !songs.has(id)))];
+    if (missing.length > 0) {
+      for (const song of await findSongsByIds(trx, missing)) songs.set(song.id, song);
+      const unknown = missing.filter((id) => !songs.has(id));
+      if (unknown.length > 0) throw notInCatalog(unknown);
+    }
+    return ids.map((id) => songs.get(id)!);
   }
 
   const events = new PlaylistEvents();
 
-  function written(
+  function written<Extra extends object = object>(
     id: number,
     version: number,
     catalogVersion: number,
@@ -121,13 +191,32 @@ export function playlistStore(db: Db) {
     songs: readonly ShownSong[],
     rules: string | null,
     rulesStatus: string | null = null,
-  ): Written {
-    const shown = songs.map(({ id: songId, title, artist }) => ({ id: songId, title, artist }));
-    return {
-      snapshot: lazySnapshotOf({ id, version, catalogVersion, name, songs: shown, rules, rulesStatus }),
-      entries: entries.map((entry, i) => ({ ...entry, song: shown[i]! })),
+    extra?: Extra,
+  ): Written & Extra {
+    // The songs as answers show them, and the entries with them, made when an answer shows them (a brief one does not).
+    let shown: ShownSong[] | undefined;
+    const shownSongs = () => (shown ??= songs.map(({ id: songId, title, artist }) => ({ id: songId, title, artist })));
+    let withSongs: Written['entries'] | undefined;
+    const read = {
+      id,
+      version,
+      catalogVersion,
+      name,
+      get songs() {
+        return shownSongs();
+      },
       rules,
       rulesStatus,
+    };
+    return {
+      snapshot: lazySnapshotOf(read),
+      get entries() {
+        const songsShown = shownSongs();
+        return (withSongs ??= entries.map(({ entry, songId }, i) => ({ entry, songId, song: songsShown[i]! })));
+      },
+      rules,
+      rulesStatus,
+      ...(extra as Extra),
     };
   }
 
@@ -202,6 +291,7 @@ export function playlistStore(db: Db) {
           return made;
         });
       }
+      kept.set(id, { version: 1, entries, doc });
       events.emit({ id, ownerId, version: 1, kind: 'create', by: ownerId, followers: [] });
       return written(id, 1, catalogVersion, name, entries, songs, rules);
     },
@@ -225,7 +315,9 @@ export function playlistStore(db: Db) {
       decide: (current: Current, trx: Db['kysely']) => Decision<T> | Promise<Decision<T>>,
       options: { readonly readsOnly?: boolean } = {},
     ): Promise<Edited<T> | undefined> {
-      type Attempt = (Edited<T> & { dependents: readonly number[]; ownerId: number }) | undefined;
+      type Attempt =
+        { answer: Edited<T>; dependents: readonly number[]; ownerId: number; keep: KeptPlaylist } | undefined;
+      const before = kept.get(id);
       /** The edit worked out from `current` and saved by `save`; NOT_SAVED when `save` wrote nothing. */
       async function attempt(
         trx: Db['kysely'],
@@ -234,32 +326,34 @@ export function playlistStore(db: Db) {
       ): Promise<Attempt | typeof NOT_SAVED> {
         const decision = await decide(current, trx);
         const at = Date.now();
+        const known = before?.version === current.version ? before : undefined;
         if ('unchanged' in decision) {
           const songs = await catalogSongs(
             trx,
             current.entries.map((e) => e.songId),
-          );
-          const shown = written(
-            id,
-            current.version,
             current.catalogVersion,
-            current.name,
-            current.entries,
-            songs,
-            current.rules,
-            current.rulesStatus,
           );
           return {
-            ...shown,
-            changed: false,
-            result: decision.result,
+            answer: written(
+              id,
+              current.version,
+              current.catalogVersion,
+              current.name,
+              current.entries,
+              songs,
+              current.rules,
+              current.rulesStatus,
+              { changed: false, result: decision.result },
+            ),
             dependents: [] as readonly number[],
             ownerId: current.ownerId,
+            keep: { version: current.version, entries: current.entries, doc: known?.doc },
           };
         }
         const songs = await catalogSongs(
           trx,
           decision.slots.map((slot) => slot.songId),
+          current.catalogVersion,
         );
         const plan = planEntries(current.entries, decision.slots, current.nextEntry);
         const version = current.version + 1;
@@ -283,6 +377,7 @@ export function playlistStore(db: Db) {
           previousChain: current.revisionChain,
           rules,
         });
+        const doc = playlistDocument(decision.name, songs);
         // The smart playlists that name it, for the listeners: the save's statements answer them.
         const dependents = await save({
           deleted: plan.deleted,
@@ -294,28 +389,27 @@ export function playlistStore(db: Db) {
           version,
           nextEntry: plan.nextEntry,
           ownerId: current.ownerId,
-          doc: playlistDocument(decision.name, songs),
+          // A move, or songs the playlist had already, leave the document as it is: it is not written again.
+          doc: known?.doc === doc ? undefined : doc,
           revision,
           rules,
           rulesStatus,
         });
         if (dependents === undefined) return NOT_SAVED;
-        const shown = written(
-          id,
-          version,
-          current.catalogVersion,
-          decision.name,
-          plan.entries,
-          songs,
-          rules,
-          rulesStatus,
-        );
-        return { ...shown, changed: true, result: decision.result, dependents, ownerId: current.ownerId };
+        return {
+          answer: written(id, version, current.catalogVersion, decision.name, plan.entries, songs, rules, rulesStatus, {
+            changed: true,
+            result: decision.result,
+          }),
+          dependents,
+          ownerId: current.ownerId,
+          keep: { version, entries: plan.entries, doc },
+        };
       }
 
       let edited: Attempt | typeof NOT_SAVED = NOT_SAVED;
       if (db.dialect === 'postgres' && options.readsOnly === true) {
-        const current = await playlistAsItIs(q, id);
+        const current = await playlistAsItIs(q, id, before);
         edited =
           current === undefined
             ? undefined
@@ -328,7 +422,7 @@ export function playlistStore(db: Db) {
       if (edited === NOT_SAVED) {
         edited = await db.write(
           async (trx): Promise<Attempt> => {
-            const current = await playlistForWrite(trx, db.dialect, id);
+            const current = await playlistForWrite(trx, db.dialect, id, before);
             if (current === undefined) return undefined;
             const outcome = await attempt(trx, current, async (changes) => {
               const dependents =
@@ -351,8 +445,13 @@ export function playlistStore(db: Db) {
           { lockWaitMs: EDIT_LOCK_WAIT_MS },
         );
       }
-      if (edited === undefined) return undefined;
-      const { dependents, ownerId, ...answer } = edited;
+      if (edited === undefined) {
+        kept.forget(id);
+        return undefined;
+      }
+      const { dependents, ownerId, keep, answer } = edited;
+      // Committed: the next write of it starts from here.
+      kept.set(id, keep);
       if (answer.changed) {
         const { version } = answer.snapshot;
         events.emit({ id, ownerId, version, kind, by: byId, followers: dependents });
@@ -371,6 +470,7 @@ export function playlistStore(db: Db) {
         await releasePlaylistSlot(trx, ownerId);
         return smartDependents(trx, id);
       });
+      kept.forget(id);
       if (dependents === undefined) return false;
       events.emit({ id, ownerId, version: undefined, kind: 'delete', by: ownerId, followers: dependents });
       return true;
