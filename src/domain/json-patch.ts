@@ -1,6 +1,6 @@
 /**
  * The JSON Patch (RFC 6902) over the playlist document `{"name", "songs": [{"id"}]}` as the API carries it: what a
- * PATCH sends (playlists/playlist-edit.patch.ts reads it) and what a diff of two versions answers (history/diff.ts).
+ * PATCH sends (playlists/playlist-edit.operations.ts reads it) and what a diff of two versions answers (history/diff.ts).
  */
 
 /** An operation as a patch's JSON carries it, before `readJsonPatch` reads it; what a diff of two versions answers. */

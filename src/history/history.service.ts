@@ -21,7 +21,7 @@ import {
 import type { PlaylistFile } from '../playlists/playlist-files.service.js';
 import { quotaReached } from '../playlists/playlist.errors.js';
 import type { Grant } from '../playlists/playlist.access.js';
-import { NO_LONGER_RESTORABLE } from '../playlists/playlist.policy.js';
+import { NO_LONGER_RESTORABLE } from '../playlists/playlist.access.js';
 import { entryOrigins, findDeletedPlaylist } from '../playlists/playlist.repository.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import { songsByIds } from '../songs/song.repository.js';

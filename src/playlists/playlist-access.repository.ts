@@ -19,7 +19,7 @@ export async function findMembership(db: Q, playlistId: number, userId: number):
   return row?.role;
 }
 
-/** The caller's standing towards a playlist as the database holds it (see playlist-access.reader.ts, the one caller). */
+/** The caller's standing towards a playlist as the database holds it (its one reader: `accessReader`, playlist.access.ts). */
 export interface AccessRow {
   readonly owner_id: number;
   readonly version: number | string;

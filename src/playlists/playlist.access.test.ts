@@ -8,8 +8,7 @@ import { ApiError } from '../http/errors.js';
 import { deleteMember, putMember } from '../sharing/members.repository.js';
 import type { MemberRole } from '../domain/roles.js';
 import { Freshness } from './freshness.js';
-import { playlistAccess, type CurrentGrant, type Grant } from './playlist.access.js';
-import type { Permission } from './playlist.policy.js';
+import { playlistAccess, type CurrentGrant, type Grant, type Permission } from './playlist.access.js';
 import { playlistStore } from './write/store.js';
 
 /** A database opened as an instance of the service opens it, with the statements it runs. */

@@ -1,13 +1,107 @@
 import type { Db } from '../db/database.js';
 import { historyBounds } from '../history/revision.repository.js';
-import type { ApiError } from '../http/errors.js';
+import { batchedPerTurn } from '../db/batched.js';
+import { ApiError } from '../http/errors.js';
 import type { Freshness } from './freshness.js';
-import { accessReader } from './playlist-access.reader.js';
-import { findMembership } from './playlist-access.repository.js';
-import { allowed, refusal, type Permission } from './playlist.policy.js';
+import {
+  findMembership,
+  playlistAccessRow,
+  playlistAccessRowCounted,
+  playlistAccessRows,
+  type AccessRow,
+} from './playlist-access.repository.js';
 import { findDeletedPlaylist } from './playlist.repository.js';
 import type { Role } from '../domain/roles.js';
 import { RememberedStandings } from './remembered-standings.js';
+
+// The policy: what each role may do, and what a caller who may not is told.
+/** What a caller means to do with a playlist. */
+export type Permission = 'read' | 'edit' | 'own';
+
+/** What each role may do (README.md, Sharing). */
+const ALLOWS: Readonly<Record<Role, readonly Permission[]>> = {
+  owner: ['read', 'edit', 'own'],
+  editor: ['read', 'edit'],
+  viewer: ['read'],
+};
+
+/** Why a member may not do what they asked, by the permission they lacked. */
+const NOT_ALLOWED: Readonly<Record<Permission, string>> = {
+  read: 'You may not read this playlist.',
+  edit: 'This playlist is shared with you as a viewer: you may read it, not change it. Its owner can make you an editor.',
+  own: 'Only the owner of this playlist may delete it or manage its members and links.',
+};
+
+export const NOT_FOUND = 'No such playlist.';
+export const ALREADY_DELETED = 'This playlist is already deleted.';
+/** The 410 of a deleted playlist whose history was pruned with its delete. */
+export const NO_LONGER_RESTORABLE = `${ALREADY_DELETED} Its history is no longer kept, so it cannot be restored.`;
+
+/** A deleted playlist as a refusal needs it. */
+export interface DeletedPlaylist {
+  readonly id: number;
+  readonly ownerId: number;
+  /** Its newest kept version (its delete's, which a restore of that version undoes); undefined once pruned. */
+  readonly newest: number | undefined;
+}
+
+/** The standing if its role allows `permission`; 403 for a member whose role does not. */
+export function allowed<Standing extends { readonly role: Role }>(
+  standing: Standing,
+  permission: Permission,
+): Standing {
+  if (!ALLOWS[standing.role].includes(permission)) throw ApiError.forbidden(NOT_ALLOWED[permission]);
+  return standing;
+}
+
+/**
+ * Why a caller who neither owns nor is a member of a playlist that is there is refused it: 410 for the owner or a
+ * member (`member`) of a deleted one (`deleted`), which tells the owner how to bring it back while its history is
+ * kept and a member that only its owner can; 404 for everyone and everything else, so that a stranger learns nothing.
+ */
+export function refusal(userId: number, deleted: DeletedPlaylist | undefined, member: boolean): ApiError {
+  if (deleted === undefined) return ApiError.notFound(NOT_FOUND);
+  if (deleted.ownerId === userId) {
+    if (deleted.newest === undefined) return ApiError.gone(NO_LONGER_RESTORABLE);
+    return ApiError.gone(
+      `${ALREADY_DELETED} You can restore it: POST /v3/playlist/${deleted.id}/restore with {"version": ${deleted.newest}} ` +
+        `(its delete's version), or on the server \`mixtape playlist restore ${deleted.id}\`.`,
+    );
+  }
+  if (member) return ApiError.gone(`${ALREADY_DELETED} Only its owner can restore it.`);
+  return ApiError.notFound(NOT_FOUND);
+}
+
+// The one read behind access.
+/**
+ * Reads a caller's standing towards a playlist: its row, or undefined when they neither own it nor are a member.
+ * With `count`, PostgreSQL also counts the playlist's songs in the same statement (`songCount`); SQLite never does.
+ */
+export type AccessReader = (
+  id: number,
+  userId: number,
+  count?: boolean,
+) => Promise<(AccessRow & { readonly songCount?: number }) | undefined>;
+
+/**
+ * The one repository read behind access: the playlist's owner, version and the catalog version, with the caller's
+ * membership, in one indexed statement. On SQLite each request makes its own (a few microseconds, on the event
+ * loop); on PostgreSQL the reads of the requests that arrive in one turn of the event loop go as one statement, in
+ * one round trip, each still read after its request arrived (nothing is kept between turns). A read that counts the
+ * songs (an edit's) goes alone, so that no other request waits for the count.
+ */
+export function accessReader(db: Db): AccessReader {
+  const q = db.kysely;
+  if (db.dialect !== 'postgres') return (id, userId) => playlistAccessRow(q, id, userId);
+  const reads = batchedPerTurn((pairs: readonly { id: number; userId: number }[]) => playlistAccessRows(q, pairs));
+  return async (id, userId, count = false) => {
+    if (!count) return reads({ id, userId });
+    const row = await playlistAccessRowCounted(q, id, userId);
+    if (row === undefined) return undefined;
+    const { song_count, ...rest } = row;
+    return { ...rest, songCount: Number(song_count) };
+  };
+}
 
 /** Access granted: the caller's standing towards the playlist. */
 export interface Grant {
@@ -58,7 +152,7 @@ export type ReadGrant = CurrentGrant | (Omit<CurrentGrant, 'role'> & { readonly 
  * (deleted, to its owner and its members). Lists and searches read the caller's own library and memberships through
  * their keys, so they ask nothing per playlist.
  *
- * The decision is the policy's (playlist.policy.ts) over one repository read (playlist-access.reader.ts): the
+ * The decision is the policy's (`allowed`, `refusal` above) over one repository read (`accessReader`): the
  * playlist's row for this caller, as owner or member, with its version and the catalog version. On SQLite a caller
  * seen before is known without a read (remembered-standings.ts), once the change log is caught up with (Freshness,
  * the request's one catch-up); PostgreSQL reads at every request, batched per turn of the event loop.

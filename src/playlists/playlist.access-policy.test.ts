@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../http/errors.js';
 import { ROLES, type Role } from '../domain/roles.js';
-import { allowed, refusal, type Permission } from './playlist.policy.js';
+import { allowed, refusal, type Permission } from './playlist.access.js';
 
 const PERMISSIONS: readonly Permission[] = ['read', 'edit', 'own'];
 
