@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
 import { readCatalogVersion } from '../db/playlist-changes.js';
-import { WRITERS, type ExportFormat } from '../formats/formats.js';
+import { writePieces, type ExportFormat } from '../formats/formats.js';
 import { exportLinks } from '../formats/links.js';
 import type { ExportConfig, Limits } from '../config.js';
 import { isExpected, preconditionFailed, type ExpectedEtag } from '../http/conditional.js';
@@ -263,7 +263,10 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
       // Before the songs (see Snapshot.catalogVersion): the file's tag is made as the JSON's is.
       const catalogVersion = await readCatalogVersion(q);
       const links = exportLinks(settings.exports.publicUrl ?? origin, settings.exports.locationTemplate, id);
-      const bytes = WRITERS[format]({ id, name: content.name, tracks: await tracks(content.songIds) }, links);
+      // A few hundred tracks a turn of the event loop, as the current version's file (playlist-files.service.ts).
+      const playlist = { id, name: content.name, tracks: await tracks(content.songIds) };
+      const { parts, length } = await writePieces(format, playlist, links);
+      const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
       const at = { id, version: answeredVersion(content), catalogVersion };
       return { body: bytes, etag: playlistEtag(at, format, (grant ?? OWNER).role), name: content.name };
     },
