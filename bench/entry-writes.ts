@@ -9,7 +9,7 @@ import { MERGE_VERSIONS } from '../src/playlists/edits/edits.service.js';
 import { call, ok, type Answer } from './load.js';
 import { render, table } from './results.js';
 import {
-  PASSWORD,
+  longPlaylistSettings,
   ROOT,
   openSql,
   withService,
@@ -54,7 +54,7 @@ const total = (r: Rows) => r.ins + r.upd + r.del;
 /** The demo catalog's songs (ids 1 to 240) are the songs of every playlist here. */
 const songAt = (i: number) => 1 + (i % 240);
 
-/** The playlist a case runs on; `entries` only in this checkout (where `GET …/entries` exists). */
+/** The playlist a case runs on; `entries` only in a checkout where `GET …/entries` exists. */
 interface State {
   readonly url: string;
   readonly id: number;
@@ -62,9 +62,12 @@ interface State {
   entries: string[];
 }
 
-const bench = (s: { url: string }, method: string, path: string, body?: unknown, type?: string) =>
-  call(s.url, 'bench', method, path, body, type);
-const edits = (s: State, body: object) => bench(s, 'POST', `/v3/playlist/${s.id}/edits`, body);
+/** Writes are answered in brief (`Prefer: return=minimal`), as an app that keeps a copy asks for them. */
+const BRIEF = { prefer: 'return=minimal' };
+const bench = (s: { url: string }, method: string, path: string, body?: unknown, type?: string, brief = true) =>
+  call(s.url, 'bench', method, path, body, type, brief ? BRIEF : {});
+const edits = (s: State, body: object, brief = true) =>
+  bench(s, 'POST', `/v3/playlist/${s.id}/edits`, body, undefined, brief);
 const patch = (s: State, ops: object[]) =>
   bench(s, 'PATCH', `/v3/playlist/${s.id}`, ops, 'application/json-patch+json');
 const insertAt = (s: State, position: number) =>
@@ -189,10 +192,10 @@ async function measureFar(url: string, far: number, runs: number) {
     ];
     ops = merged.length;
     if (far >= MERGE_VERSIONS) {
-      olderStatus = (await edits(s, { base: base.version - 1, ops: merged })).status;
+      olderStatus = (await edits(s, { base: base.version - 1, ops: merged }, false)).status;
       if (olderStatus === 200) throw new Error(`a base ${far + 1} versions back was answered 200`);
     }
-    const answer = ok(await edits(s, { base: base.version, ops: merged }), 'far merge');
+    const answer = ok(await edits(s, { base: base.version, ops: merged }, false), 'far merge');
     const body = JSON.parse(answer.text) as { playlist: Entries; results: { applied: boolean }[] };
     if (body.playlist.version - 1 - base.version !== far) throw new Error('not as far back as asked');
     results = `${body.results.filter((r) => r.applied).length} of ${merged.length} applied`;
@@ -202,7 +205,7 @@ async function measureFar(url: string, far: number, runs: number) {
       ...live.slice(60, 75).map((after, i) => ({ op: 'insert', songIds: [songAt(i)], after })),
       { op: 'move', entry: live[20], after: live[40] },
     ];
-    currentMs.push(ok(await edits(s, { base: body.playlist.version, ops: current }), 'current merge').ms);
+    currentMs.push(ok(await edits(s, { base: body.playlist.version, ops: current }, false), 'current merge').ms);
   }
   const times = { farMs: sorted(farMs), currentMs: sorted(currentMs) };
   return { versionsBack: far, songs: 200, ops, ...times, olderStatus, results };
@@ -210,14 +213,7 @@ async function measureFar(url: string, far: number, runs: number) {
 
 async function runTree(context: RunContext, tree: Tree, root: string) {
   const sizes = (context.option('sizes') ?? '10,100,1000,10000').split(',').map(Number);
-  const settings = {
-    LOG_LEVEL: 'warn',
-    MIXTAPE_BOOTSTRAP_USER: `bench:${PASSWORD}`,
-    MIXTAPE_SONGS_MAX: String(Math.max(1000, 2 * Math.max(...sizes))),
-    MIXTAPE_BODY_LIMIT: String(1024 * 1024),
-    // Sequential requests, some long: nothing to shed.
-    MIXTAPE_MAX_EVENT_LOOP_DELAY_MS: '0',
-  };
+  const settings = longPlaylistSettings(sizes);
   const spec = { name: `entry-writes-${tree}`, settings, root, fromSource: true };
   return withService(context, spec, async ({ url, databaseUrl }) => {
     const sql = await openSql(databaseUrl);
@@ -226,9 +222,14 @@ async function runTree(context: RunContext, tree: Tree, root: string) {
     try {
       for (const size of sizes) {
         const id = await createPlaylist(url, size);
-        const entries = tree === 'head' ? (await readEntries(url, id)).entries.map((e) => e.entry) : [];
-        const s: State = { url, id, size, entries };
-        for (const [name, request, trees, measured, undo] of CASES.filter((c) => c[2].includes(tree))) {
+        // A checkout with entries (`GET …/entries`) runs every case; an older one, those it has.
+        const listed = await bench({ url }, 'GET', `/v3/playlist/${id}/entries`);
+        const entries =
+          listed.status === 200 ? (JSON.parse(listed.text) as Entries).entries.map((e) => e.entry) : undefined;
+        const s: State = { url, id, size, entries: entries ?? [] };
+        for (const [name, request, trees, measured, undo] of CASES.filter(
+          (c) => entries !== undefined || c[2].includes(tree),
+        )) {
           const measuredOk = async () => ok(await measured(s), `${name} (${request})`);
           const rows = await counted(sql, context.dialect, COUNTED, measuredOk, (answer) => undo(s, answer));
           const ms: number[] = [];

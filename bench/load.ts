@@ -258,9 +258,10 @@ export async function call(
   path: string,
   body?: unknown,
   type = 'application/json',
+  extra: Readonly<Record<string, string>> = {},
 ) {
   const started = performance.now();
-  const headers = { ...auth(user), ...(body === undefined ? {} : { 'content-type': type }) };
+  const headers = { ...auth(user), ...extra, ...(body === undefined ? {} : { 'content-type': type }) };
   const data = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
   const response = await fetch(`${url}${path}`, { method, headers, body: data });
   const text = await response.text();

@@ -22,7 +22,7 @@ import { datasetStore, ensureDataset } from './store.js';
 
 const NAMES = [...SCENARIOS.map((s) => s.name), ...OWN.map((s) => s.name)];
 /** Run only when named: they take long, or many of the machine's resources. */
-const NAMED_ONLY = ['smart', 'unasked-shares', 'live'];
+const NAMED_ONLY = ['smart', 'unasked-shares', 'live', 'entry-writes', 'long-playlists'];
 
 const USAGE = `Usage: npm run bench -- [options] (docs/benchmarks.md)
 
@@ -40,7 +40,8 @@ scenarios with a service of their own:
   --phases a,b                  the flooding phases or measures to run (the quiet phases always run)
   --root DIR                    serve another checkout's build (DIR/dist)
   live: --n N (200), --streams N (10000), --users N (1000), --rate N (50)
-  entry-writes: --before DIR, --sizes a,b (10,100,1000,10000), --far N (1000; 0: none), --far-runs N (3)`;
+  entry-writes: --before DIR, --sizes a,b (10,100,1000,10000), --far N (1000; 0: none), --far-runs N (3)
+  long-playlists: --before DIR, --sizes a,b,c (10,1000,10000), --runs N (15)`;
 
 class UsageError extends Error {}
 
@@ -57,7 +58,7 @@ const OPTIONS = {
   ...{ seed: given('1'), regenerate: flag, 'pg-url': given(service.DEFAULT_PG_URL), only: text, scenarios: text },
   ...{ connections: given('1,16,64'), duration: text, warmup: given('2'), users: text, 'skip-build': flag },
   ...{ profile: flag, help: flag, phases: text, out: text, tag: text, root: text, n: text, streams: text },
-  ...{ rate: text, before: text, sizes: text, far: text, 'far-runs': text },
+  ...{ rate: text, before: text, sizes: text, far: text, 'far-runs': text, runs: text },
 };
 
 function parseOptions(args: string[]) {

@@ -9,13 +9,14 @@ import type { BenchUser, DatasetMeta } from './dataset.js';
 import { ENTRY_WRITES } from './entry-writes.js';
 import { HOSTILE } from './hostile.js';
 import { LIVE } from './live.js';
+import { LONG_PLAYLISTS } from './long-playlists.js';
 import { auth, type BenchRequest } from './load.js';
 import type { Random } from './random.js';
 import type { OwnScenario } from './service.js';
 import { SMART } from './smart.js';
 import * as words from './words.js';
 
-export const OWN: readonly OwnScenario[] = [...HOSTILE, ...SMART, LIVE, ENTRY_WRITES];
+export const OWN: readonly OwnScenario[] = [...HOSTILE, ...SMART, LIVE, ENTRY_WRITES, LONG_PLAYLISTS];
 
 /** A request of a scenario, and the user it is made for. */
 export interface ScenarioRequest extends BenchRequest {

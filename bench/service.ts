@@ -328,3 +328,12 @@ export async function withService<T>(
     await database.drop();
   }
 }
+
+/** A service for requests one at a time on playlists of up to `sizes` songs: long ones allowed, nothing shed. */
+export const longPlaylistSettings = (sizes: readonly number[]) => ({
+  LOG_LEVEL: 'warn',
+  MIXTAPE_BOOTSTRAP_USER: `bench:${PASSWORD}`,
+  MIXTAPE_SONGS_MAX: String(Math.max(1000, 2 * Math.max(...sizes))),
+  MIXTAPE_BODY_LIMIT: String(1024 * 1024),
+  MIXTAPE_MAX_EVENT_LOOP_DELAY_MS: '0',
+});
