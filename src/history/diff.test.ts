@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.js';
 import { MAX_PATCH_OPERATIONS, applyJsonPatch } from '../playlists/playlist-edit.operations.js';
 import { EditSearch } from './myers.js';
-import { DIFF_BOUNDS, diffPlaylists, type Operation, type PlaylistVersion } from './diff.js';
+import { DIFF_BOUNDS, diffPlaylists, stepDiff, type Operation, type PlaylistVersion } from './diff.js';
 
 const defaults = loadConfig({}).limits;
 const wide = { ...defaults, songsMax: 100_000 };
@@ -170,5 +170,32 @@ describe('diffPlaylists', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('the patch of one step of the history', () => {
+  it('turns the version before into the next from the splice alone, as short as the whole lists give', () => {
+    const songs = fc.array(fc.integer({ min: 1, max: 6 }), { maxLength: 40 });
+    fc.assert(
+      fc.property(songs, songs, fc.nat(), fc.nat(), fc.boolean(), (before, added, start, count, renamed) => {
+        const at = start % (before.length + 1);
+        // A run inserted, a run removed, or one song replaced: the splices a step answers alone.
+        const kind = count % 3;
+        const deleted =
+          kind === 0 ? 0 : kind === 1 ? Math.min(count % 7, before.length - at) : Math.min(1, before.length - at);
+        const inserted = kind === 1 ? [] : kind === 2 && deleted === 1 ? [7] : added;
+        const after = [...before.slice(0, at), ...inserted, ...before.slice(at + deleted)];
+        const [from, to] = [version('A', ...before), version(renamed ? 'B' : 'A', ...after)];
+        const patch = stepDiff({ fromName: from.name, toName: to.name, at, deleted, inserted });
+        expect(patch).toBeDefined();
+        expect(apply(from, patch!)).toEqual(to);
+        expect(patch!.length).toBe(diffPlaylists(from, to).length);
+      }),
+    );
+  });
+
+  it('leaves a move or a run replaced to the whole lists', () => {
+    expect(stepDiff({ fromName: 'A', toName: 'A', at: 0, deleted: 3, inserted: [2, 3, 1] })).toBeUndefined();
+    expect(stepDiff({ fromName: 'A', toName: 'A', at: 0, deleted: 2, inserted: [5] })).toBeUndefined();
   });
 });

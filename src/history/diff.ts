@@ -1,5 +1,6 @@
 import { MAX_PATCH_OPERATIONS, type JsonPatchOperation } from '../domain/json-patch.js';
 import { EditSearch } from './myers.js';
+import type { RevisionStep } from './revision.repository.js';
 
 /**
  * What changed between two versions of a playlist, as the JSON Patch (RFC 6902) over `{"name", "songs": [{"id"}]}`
@@ -46,6 +47,25 @@ export const DIFF_BOUNDS: DiffBounds = { distance: MAX_PATCH_OPERATIONS, work: 2
 export function diffPlaylists(from: PlaylistVersion, to: PlaylistVersion, bounds = DIFF_BOUNDS): Operation[] {
   const search = new EditSearch(from.songs, to.songs, bounds.distance, bounds.work);
   return patch(from, to, search.run() === 'done' ? search.hunks : undefined);
+}
+
+/**
+ * The patch of one step of the history, from its splice alone (history/revision.repository.ts, `revisionStep`): a run
+ * of songs inserted or removed, or one song replaced, as `diffPlaylists` would find it on the two whole lists, at the
+ * cost of the change. Undefined for any other splice (a move, a run replaced), which takes both lists to diff well.
+ */
+export function stepDiff(step: RevisionStep): Operation[] | undefined {
+  const { at, deleted, inserted } = step;
+  const oneForOne = deleted === 1 && inserted.length === 1;
+  if ((deleted > 0 && inserted.length > 0 && !oneForOne) || deleted + inserted.length > MAX_PATCH_OPERATIONS) {
+    return undefined;
+  }
+  const to: number[] = [];
+  inserted.forEach((song, i) => (to[at + i] = song));
+  const operations: Operation[] = [];
+  if (step.fromName !== step.toName) operations.push({ op: 'replace', path: '/name', value: step.toName });
+  writeHunks([at, at + deleted, at, at + inserted.length], to, operations);
+  return operations;
 }
 
 /** The operations for these hunks, or one `replace` of the songs without them (past the cut-off). */

@@ -28,7 +28,7 @@ import { songsByIds } from '../songs/song.repository.js';
 import { reservePlaylistSlot } from '../users/user.repository.js';
 import type { WorkerPool } from '../workers/worker-pool.js';
 import { boundedPerKey } from '../concurrency/bounded.js';
-import { diffPlaylists, type Operation } from './diff.js';
+import { diffPlaylists, stepDiff, type Operation } from './diff.js';
 import { diffEntries, type EntriesVersion, type EntryDiffOp } from './entries-diff.js';
 import { readRules } from '../smart/rules.js';
 import { findRuleCycle, ruleCycleError } from '../smart/rules.cycles.js';
@@ -37,6 +37,7 @@ import {
   historyBounds,
   pageOfRevisions,
   revisionCount,
+  revisionStep,
   versionContent,
   type RevisionSummary,
   type VersionContent,
@@ -186,6 +187,13 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
 
   /** Versions `from` and `to` (the newest when left out) for a diff: 400 past the newest, 410 for one not kept. */
   async function versionsToDiff(userId: number, id: number, from: number, to: number | undefined) {
+    const { target } = await diffBounds(userId, id, from, to);
+    const [a, b] = [(await version(userId, id, from)).content, (await version(userId, id, target)).content];
+    return { a, b, target };
+  }
+
+  /** The versions kept and the version `to` names (the newest when left out); 400 for one past the newest. */
+  async function diffBounds(userId: number, id: number, from: number, to: number | undefined) {
     const kept = await bounds(userId, id);
     const target = to ?? kept.newest;
     for (const [which, v] of [
@@ -196,13 +204,21 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
         throw ApiError.badRequest(`${which} must be a version of this playlist, at most ${kept.newest}.`);
       }
     }
-    const [a, b] = [(await version(userId, id, from)).content, (await version(userId, id, target)).content];
-    return { a, b, target };
+    return { kept, target };
   }
 
-  /** The JSON Patch from version `from` to `to`: a long one computed on a worker thread. */
+  /**
+   * The JSON Patch from version `from` to `to`: of one step that inserted, removed or replaced songs, from its
+   * revision alone (whatever the playlist's length); otherwise from the two versions, a long one's on a worker thread.
+   */
   async function diff(userId: number, id: number, from: number, to: number | undefined): Promise<Operation[]> {
-    const { a, b } = await versionsToDiff(userId, id, from, to);
+    const { kept, target } = await diffBounds(userId, id, from, to);
+    if (target === from + 1 && from >= kept.oldest) {
+      const step = await revisionStep(q, id, target);
+      const patch = step === undefined ? undefined : stepDiff(step);
+      if (patch !== undefined) return patch;
+    }
+    const [a, b] = [(await version(userId, id, from)).content, (await version(userId, id, target)).content];
     const versions = { from: { name: a.name, songs: a.songIds }, to: { name: b.name, songs: b.songIds } };
     return a.songIds.length + b.songIds.length > INLINE_DIFF_SONGS
       ? workers.run('diff', versions)

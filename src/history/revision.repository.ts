@@ -127,6 +127,39 @@ export async function historyBounds(
   return { ownerId: row.owner_id, oldest: Number(row.oldest), newest: Number(row.version) };
 }
 
+/** One step of a playlist's history: version `to` as a splice of the version before it, and the names of both. */
+export interface RevisionStep {
+  readonly fromName: string;
+  readonly toName: string;
+  readonly at: number;
+  readonly deleted: number;
+  readonly inserted: readonly number[];
+}
+
+/**
+ * Version `to` as its revision stores it, a splice of version `to - 1`, with both names: two rows by the primary key,
+ * whatever the playlist's length. Undefined when either is not kept or `to` is stored whole.
+ */
+export async function revisionStep(db: Q, playlistId: number, to: number): Promise<RevisionStep | undefined> {
+  const rows = await db
+    .selectFrom('playlist_revisions')
+    .select(['version', 'name', 'splice_at', 'splice_deleted', 'songs'])
+    .where('playlist_id', '=', playlistId)
+    .where('version', 'in', [to - 1, to])
+    .orderBy('version')
+    .execute();
+  const [before, step] = rows;
+  if (before === undefined || step === undefined || step.splice_at === null) return undefined;
+  const at = step.splice_at;
+  return {
+    fromName: before.name,
+    toName: step.name,
+    at,
+    deleted: step.splice_deleted ?? 0,
+    inserted: splitIds(step.songs),
+  };
+}
+
 /** How many revisions of a playlist are kept. */
 export async function revisionCount(db: Q, playlistId: number): Promise<number> {
   const row = await db
