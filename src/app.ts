@@ -53,7 +53,14 @@ import { songService } from './songs/song.service.js';
 import { searchGate } from './search/bounded-search.js';
 import { historyRoutes } from './history/history.routes.js';
 import { historyService } from './history/history.service.js';
-import { CatalogChangeEntry, ChangeEntry, EntriesDiff, EntryDiffOp, Revision } from './history/history.schemas.js';
+import {
+  CatalogChangeEntry,
+  ChangeEntry,
+  EntriesDiff,
+  EntryDiffOp,
+  LibraryChangeEntry,
+  Revision,
+} from './history/history.schemas.js';
 import { changesRoutes } from './history/changes.routes.js';
 import { changeFeed } from './history/changes.service.js';
 import { liveChanges } from './live/live-changes.js';
@@ -68,6 +75,9 @@ import { sharedPlaylists } from './sharing/share-page.service.js';
 import { membersRoutes } from './sharing/members.routes.js';
 import { Member } from './sharing/members.schemas.js';
 import { membersService } from './sharing/members.service.js';
+import { libraryRoutes } from './library/library.routes.js';
+import { LibraryItem } from './library/library.schemas.js';
+import { libraryService } from './library/library.service.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -113,6 +123,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     Revision,
     ChangeEntry,
     CatalogChangeEntry,
+    LibraryChangeEntry,
     Member,
     PlaylistEntries,
     editOpSchema(limits),
@@ -120,6 +131,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     RefusedEdits,
     EntryDiffOp,
     EntriesDiff,
+    LibraryItem,
   ];
   for (const schema of sharedSchemas) app.addSchema(schema);
   app.setValidatorCompiler(createValidatorCompiler(sharedSchemas));
@@ -219,6 +231,13 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   historyRoutes(routes, { history, limits, authenticate });
   changesRoutes(routes, { feed: live, tickets: streamTickets(db), authenticate });
   membersRoutes(routes, { members: membersService(db, playlists, limits), limits, authenticate });
+  // Each user's folders and order (1.10.0): a write wakes the user's waiting requests on every instance.
+  const library = libraryService(db, playlists.access, limits, (userId) => {
+    notifier.publish([], [userId]).catch((error: unknown) => {
+      app.log.error({ err: error, user: userId }, 'Telling the waiting requests of a change failed.');
+    });
+  });
+  libraryRoutes(routes, { library, limits, authenticate });
   const pruning = startHistoryPruning(db, config.historyDays, app.log);
   app.addHook('onClose', () => {
     pruning.stop();

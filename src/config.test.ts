@@ -37,6 +37,7 @@ describe('loadConfig', () => {
         membersMax: 100,
         sharedWithMax: 10_000,
         editKeysPerUser: 1000,
+        foldersMax: 1000,
       },
       auth: {
         recheckMs: 5000,

@@ -44,6 +44,8 @@ export interface Limits {
   readonly sharedWithMax: number;
   /** Keys of merged edits kept per user (docs/api.md, Entries and merged edits); a new one forgets the oldest. */
   readonly editKeysPerUser: number;
+  /** Folders one user may have (docs/api.md, Folders). */
+  readonly foldersMax: number;
 }
 
 /** Failed sign-in budgets, each over the same window. */
@@ -248,6 +250,7 @@ export function loadConfig(env: Env = process.env): Config {
       membersMax: read.int('MIXTAPE_MEMBERS_MAX', 100, 1, 100_000),
       sharedWithMax: read.int('MIXTAPE_SHARED_WITH_MAX', 10_000, 1, 10_000_000),
       editKeysPerUser: read.int('MIXTAPE_EDIT_KEYS_PER_USER', 1000, 1, 1_000_000),
+      foldersMax: read.int('MIXTAPE_FOLDERS_MAX', 1000, 1, 100_000),
     },
     auth: {
       cacheSize: read.int('MIXTAPE_AUTH_CACHE_SIZE', 10_000, 1, 10_000_000),

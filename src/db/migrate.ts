@@ -24,6 +24,7 @@ import * as streamTickets from './migrations/2026-12-11-stream-tickets.js';
 import * as catalogChanges from './migrations/2026-12-12-catalog-changes.js';
 import * as editKeyWrites from './migrations/2026-12-13-edit-key-writes.js';
 import * as entryOrigins from './migrations/2026-12-14-entry-origins.js';
+import * as library from './migrations/2026-12-15-library.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -49,6 +50,7 @@ const MIGRATIONS = {
   '2026-12-12-catalog-changes': catalogChanges,
   '2026-12-13-edit-key-writes': editKeyWrites,
   '2026-12-14-entry-origins': entryOrigins,
+  '2026-12-15-library': library,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -24,6 +24,41 @@ export interface Database {
   smart_sources: SmartSourceTable;
   stream_tickets: StreamTicketTable;
   catalog_changes: CatalogChangeTable;
+  folders: FolderTable;
+  library_placements: LibraryPlacementTable;
+  library_changes: LibraryChangeTable;
+}
+
+/** A user's folder (migration 2026-12-15-library): in `parent_id` (null: the top level), placed by `order_key`. */
+export interface FolderTable {
+  /** A bigint on PostgreSQL, read with Number(). */
+  id: Generated<number | string>;
+  user_id: number;
+  parent_id: ColumnType<number | string | null, number | null, number | null>;
+  name: string;
+  /** Compared as bytes, as entries' keys (playlists/entry-order.ts); one order per parent with the placements. */
+  order_key: string;
+  created_at: ColumnType<number | string, number, never>;
+}
+
+/** Where a user filed a playlist they may read: in `folder_id` (null: the top level), by `order_key`. */
+export interface LibraryPlacementTable {
+  user_id: number;
+  playlist_id: number;
+  folder_id: ColumnType<number | string | null, number | null, number | null>;
+  order_key: string;
+}
+
+/**
+ * The version of a user's tree of folders and playlists, one row per user replaced by each change: `seq` is the
+ * version, and the change feed's position (with `xid` on PostgreSQL).
+ */
+export interface LibraryChangeTable {
+  user_id: number;
+  seq: ColumnType<number | string, number | string, number | string>;
+  /** PostgreSQL: the writing transaction's id (set by the database); 0 on SQLite. */
+  xid: ColumnType<number | string, never, number | string>;
+  at: ColumnType<number | string, number, number>;
 }
 
 /**

@@ -30,14 +30,16 @@ export interface FeedRow {
 }
 
 /**
- * The feed reads three logs, each numbered by a sequence of its own: the revisions of the reader's playlists and of
- * those shared with them (`playlist_revisions`), what happened to their memberships (`member_events`), and the
- * catalog's imports (`catalog_changes`, 1.8.0). A token holds a position in each.
+ * The feed reads four logs, each numbered by a sequence of its own: the revisions of the reader's playlists and of
+ * those shared with them (`playlist_revisions`), what happened to their memberships (`member_events`), the
+ * catalog's imports (`catalog_changes`, 1.8.0), and the reader's tree of folders (`library_changes`, 1.10.0: one row
+ * per user, their latest change). A token holds a position in each.
  */
 export interface FeedPositions {
   readonly revisions: FeedPosition;
   readonly members: FeedPosition;
   readonly catalog: FeedPosition;
+  readonly library: FeedPosition;
 }
 
 /**
@@ -48,7 +50,7 @@ export async function feedHorizon(db: Q, dialect: Dialect): Promise<FeedPosition
   if (dialect === 'postgres') {
     const { rows } = await sql<{ h: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS h`.execute(db);
     const horizon = { xid: Number(rows[0]!.h), seq: 0 };
-    return { revisions: horizon, members: horizon, catalog: horizon };
+    return { revisions: horizon, members: horizon, catalog: horizon, library: horizon };
   }
   const row = await db
     .selectNoFrom((eb) => [
@@ -64,12 +66,17 @@ export async function feedHorizon(db: Q, dialect: Dialect): Promise<FeedPosition
         .selectFrom('catalog_changes')
         .select((inner) => inner.fn.max('seq').as('seq'))
         .as('catalog'),
+      eb
+        .selectFrom('library_changes')
+        .select((inner) => inner.fn.max('seq').as('seq'))
+        .as('library'),
     ])
     .executeTakeFirst();
   return {
     revisions: { xid: 0, seq: Number(row?.revisions ?? 0) },
     members: { xid: 0, seq: Number(row?.members ?? 0) },
     catalog: { xid: 0, seq: Number(row?.catalog ?? 0) },
+    library: { xid: 0, seq: Number(row?.library ?? 0) },
   };
 }
 
@@ -287,6 +294,36 @@ export async function catalogChangesAfter(
     .execute();
   return rows.map((row) => ({
     catalog: Number(row.version),
+    at: Number(row.at),
+    position: { xid: Number(row.xid), seq: Number(row.seq) },
+  }));
+}
+
+/** A change of the reader's tree of folders as the feed reads it: the tree's version it made, when, and its place. */
+export interface LibraryFeedRow {
+  readonly library: number;
+  readonly at: number;
+  readonly position: FeedPosition;
+}
+
+/**
+ * The latest change of the user's tree of folders if it is after `after` (the log keeps each user's latest only); on
+ * PostgreSQL only if its transaction is below `horizon`. One read by the key.
+ */
+export async function libraryChangesAfter(
+  db: Q,
+  userId: number,
+  after: FeedPosition,
+  horizon: number | undefined,
+): Promise<LibraryFeedRow[]> {
+  const rows = await db
+    .selectFrom('library_changes')
+    .select(['seq', 'xid', 'at'])
+    .where('user_id', '=', userId)
+    .where(pastPosition('', after, horizon))
+    .execute();
+  return rows.map((row) => ({
+    library: Number(row.seq),
     at: Number(row.at),
     position: { xid: Number(row.xid), seq: Number(row.seq) },
   }));

@@ -8,6 +8,8 @@ import {
   currentCatalog,
   feedHorizon,
   feedKey,
+  libraryChangesAfter,
+  type LibraryFeedRow,
   memberEventsAfter,
   mergeSorted,
   playlistsAfter,
@@ -39,7 +41,17 @@ export interface CatalogEntry {
   readonly at: string;
 }
 
-export type FeedEntry = ChangeEntry | CatalogEntry;
+/**
+ * A change of the caller's tree of folders (1.10.0, `types=library`): the tree's version now, for a copy to read
+ * `GET /v3/library` again. At most one per answer, the latest.
+ */
+export interface LibraryEntry {
+  readonly library: number;
+  readonly change: 'library';
+  readonly at: string;
+}
+
+export type FeedEntry = ChangeEntry | CatalogEntry | LibraryEntry;
 
 export interface ChangesPage {
   readonly changes: FeedEntry[];
@@ -47,8 +59,11 @@ export interface ChangesPage {
   readonly more: boolean;
 }
 
-/** The kinds of items a feed lists (`types`, 1.8.0): section 11's playlist items, and the catalog's imports. */
-export const FEED_TYPES = ['playlist', 'catalog'] as const;
+/**
+ * The kinds of items a feed lists (`types`, 1.8.0): section 11's playlist items, the catalog's imports, and (1.10.0)
+ * the changes of the caller's tree of folders.
+ */
+export const FEED_TYPES = ['playlist', 'catalog', 'library'] as const;
 export type FeedType = (typeof FEED_TYPES)[number];
 export type FeedTypes = ReadonlySet<FeedType>;
 
@@ -63,7 +78,7 @@ export function feedTypes(text: string | undefined): FeedTypes {
     const kind = FEED_TYPES.find((known) => known === name.trim());
     if (kind === undefined) {
       throw ApiError.badRequest(
-        `types: ${JSON.stringify(name.trim())} is not a kind of item; the kinds are ${FEED_TYPES.join(' and ')}, in a comma list.`,
+        `types: ${JSON.stringify(name.trim())} is not a kind of item; the kinds are ${FEED_TYPES.slice(0, -1).join(', ')} and ${FEED_TYPES.at(-1)!}, in a comma list.`,
       );
     }
     types.add(kind);
@@ -124,7 +139,10 @@ export function changeFeed(db: Db, historyDays: number) {
     return { catalog, change: 'catalog', at: rfc3339(at ?? now) };
   };
 
-  type Logged = (FeedRow & { log: 'revisions' | 'members' }) | (CatalogFeedRow & { log: 'catalog' });
+  type Logged =
+    | (FeedRow & { log: 'revisions' | 'members' })
+    | (CatalogFeedRow & { log: 'catalog' })
+    | (LibraryFeedRow & { log: 'library' });
 
   return {
     /**
@@ -142,8 +160,9 @@ export function changeFeed(db: Db, historyDays: number) {
       const playlists = types.has('playlist');
       let token: FeedToken;
       if (since === undefined) {
-        // The horizon first: the list read after it shows at least every change before it.
-        const positions = await feedHorizon(q, db.dialect);
+        // The horizon first: the list read after it shows at least every change before it. The library's log from its
+        // start: it holds the caller's latest change only, which says where their tree stands.
+        const positions = { ...(await feedHorizon(q, db.dialect)), library: { xid: 0, seq: 0 } };
         token = { userId, positions, listedUpTo: playlists ? 0 : undefined, issuedAt: now };
       } else if (since === 'now') {
         // From the horizon, without the list of what the caller has.
@@ -163,29 +182,35 @@ export function changeFeed(db: Db, historyDays: number) {
         return { changes: [...first, ...shown.map(entry)], next, more };
       }
       const horizon = db.dialect === 'postgres' ? (await feedHorizon(q, db.dialect)).revisions.xid : undefined;
-      const { revisions, members, catalog } = token.positions;
+      const { revisions, members, catalog, library } = token.positions;
       const room = limit - first.length;
       const none = Promise.resolve([]);
-      const [revisionRows, memberRows, catalogRows] = await Promise.all([
+      const [revisionRows, memberRows, catalogRows, libraryRows] = await Promise.all([
         playlists ? revisionsAfter(q, db.dialect, userId, revisions, horizon, room + 1) : none,
         playlists ? memberEventsAfter(q, userId, members, horizon, room + 1) : none,
         types.has('catalog') ? catalogChangesAfter(q, catalog, horizon, room + 1) : none,
+        types.has('library') ? libraryChangesAfter(q, userId, library, horizon) : none,
       ]);
       // One order for the logs: by transaction, then by time (their sequences number each log apart).
       const order = (a: { position: FeedPosition; at: number }, b: { position: FeedPosition; at: number }) =>
         a.position.xid - b.position.xid || a.at - b.at;
       const shown: Logged[] = mergeSorted<Logged>(
         mergeSorted<Logged>(
-          revisionRows.map((row) => ({ ...row, log: 'revisions' as const })),
-          memberRows.map((row) => ({ ...row, log: 'members' as const })),
+          mergeSorted<Logged>(
+            revisionRows.map((row) => ({ ...row, log: 'revisions' as const })),
+            memberRows.map((row) => ({ ...row, log: 'members' as const })),
+            order,
+            room,
+          ),
+          catalogRows.map((row) => ({ ...row, log: 'catalog' as const })),
           order,
           room,
         ),
-        catalogRows.map((row) => ({ ...row, log: 'catalog' as const })),
+        libraryRows.map((row) => ({ ...row, log: 'library' as const })),
         order,
         room,
       );
-      const more = revisionRows.length + memberRows.length + catalogRows.length > room;
+      const more = revisionRows.length + memberRows.length + catalogRows.length + libraryRows.length > room;
       /** Each log moves past what this page delivered of it; one it delivered all of, up to the horizon. */
       const moved = (log: Logged['log'], read: readonly unknown[], from: FeedPosition, asked: boolean) => {
         if (!asked) return from;
@@ -199,11 +224,17 @@ export function changeFeed(db: Db, historyDays: number) {
         revisions: moved('revisions', revisionRows, revisions, playlists),
         members: moved('members', memberRows, members, playlists),
         catalog: moved('catalog', catalogRows, catalog, types.has('catalog')),
+        library: moved('library', libraryRows, library, types.has('library')),
       };
       const next = await sign({ userId, positions, listedUpTo: token.listedUpTo, issuedAt: now });
-      const playlistRows = latestOnly(shown.filter((row) => row.log !== 'catalog'));
+      const playlistRows = latestOnly(
+        shown.filter(
+          (row): row is FeedRow & { log: 'revisions' | 'members' } => row.log !== 'catalog' && row.log !== 'library',
+        ),
+      );
       const kept = new Set<Logged>(playlistRows);
       const lastImport = shown.findLast((row) => row.log === 'catalog');
+      const lastLibrary = shown.findLast((row) => row.log === 'library');
       const names = await userNames(q, [
         ...new Set(playlistRows.flatMap((row) => (row.byId === undefined ? [] : [row.byId]))),
       ]);
@@ -212,6 +243,10 @@ export function changeFeed(db: Db, historyDays: number) {
       for (const row of shown) {
         if (row.log === 'catalog') {
           if (row === lastImport) changes.push({ catalog: row.catalog, change: 'catalog', at: rfc3339(row.at) });
+          continue;
+        }
+        if (row.log === 'library') {
+          if (row === lastLibrary) changes.push({ library: row.library, change: 'library', at: rfc3339(row.at) });
           continue;
         }
         if (!kept.has(row)) continue;

@@ -5,7 +5,12 @@ import { openToken, parseTokenFields, signToken, tokenFields, type FeedToken } f
 
 const token: FeedToken = {
   userId: 7,
-  positions: { revisions: { xid: 812, seq: 40 }, members: { xid: 809, seq: 3 }, catalog: { xid: 790, seq: 2 } },
+  positions: {
+    revisions: { xid: 812, seq: 40 },
+    members: { xid: 809, seq: 3 },
+    catalog: { xid: 790, seq: 2 },
+    library: { xid: 805, seq: 11 },
+  },
   listedUpTo: undefined,
   issuedAt: 1_764_000_000_000,
 };
@@ -14,15 +19,15 @@ const key = new HmacKey(Buffer.from('the feed key of one installation'));
 
 describe('the change feed token', () => {
   it('writes its fields in order, `-` for a finished first sync', () => {
-    expect(tokenFields(token)).toBe('7.812.40.809.3.790.2.-.1764000000000');
-    expect(tokenFields({ ...token, listedUpTo: 120 })).toBe('7.812.40.809.3.790.2.120.1764000000000');
+    expect(tokenFields(token)).toBe('7.812.40.809.3.790.2.805.11.-.1764000000000');
+    expect(tokenFields({ ...token, listedUpTo: 120 })).toBe('7.812.40.809.3.790.2.805.11.120.1764000000000');
   });
 
   it('reads back every token it writes', () => {
     const position = fc.record({ xid: fc.nat(), seq: fc.nat() });
     const tokens = fc.record({
       userId: fc.integer({ min: 1, max: 2 ** 31 }),
-      positions: fc.record({ revisions: position, members: position, catalog: position }),
+      positions: fc.record({ revisions: position, members: position, catalog: position, library: position }),
       listedUpTo: fc.option(fc.nat(), { nil: undefined }),
       issuedAt: fc.integer({ min: 0, max: 2 ** 50 }),
     });
@@ -37,7 +42,7 @@ describe('the change feed token', () => {
   it('reads the fields of API 1.4.0, whose member and catalog positions are the start', () => {
     expect(parseTokenFields('7.812.40.-.1764000000000')).toEqual({
       ...token,
-      positions: { revisions: { xid: 812, seq: 40 }, members: START, catalog: START },
+      positions: { revisions: { xid: 812, seq: 40 }, members: START, catalog: START, library: START },
     });
     expect(parseTokenFields('7.812.40.5.1764000000000')?.listedUpTo).toBe(5);
   });
@@ -45,9 +50,17 @@ describe('the change feed token', () => {
   it('reads the fields of API 1.5.0 to 1.7.0, whose catalog position is the start', () => {
     expect(parseTokenFields('7.812.40.809.3.-.1764000000000')).toEqual({
       ...token,
-      positions: { ...token.positions, catalog: START },
+      positions: { ...token.positions, catalog: START, library: START },
     });
     expect(parseTokenFields('7.812.40.809.3.9.1764000000000')?.listedUpTo).toBe(9);
+  });
+
+  it('reads the fields of API 1.8.0 and 1.9.0, whose library position is the start', () => {
+    expect(parseTokenFields('7.812.40.809.3.790.2.-.1764000000000')).toEqual({
+      ...token,
+      positions: { ...token.positions, library: START },
+    });
+    expect(parseTokenFields('7.812.40.809.3.790.2.9.1764000000000')?.listedUpTo).toBe(9);
   });
 
   it('refuses fields of no format', () => {
@@ -57,6 +70,7 @@ describe('the change feed token', () => {
       '7.812.40.809.3.-.1764000000000.1',
       '7.812.40.809.3.790.-.1764000000000',
       '7.812.40.809.3.790.2.-.1764000000000.1',
+      '7.812.40.809.3.790.2.805.11.-.1764000000000.1',
       '7.812.40.809.-3.-.1764000000000',
       '7.812.40.809.3.x.1764000000000',
       '7.812.4e1.809.3.-.1764000000000',

@@ -13,19 +13,25 @@ export interface FeedToken {
   readonly issuedAt: number;
 }
 
-/** `user.xid.seq.memberXid.memberSeq.catalogXid.catalogSeq.listedUpTo.issuedAt` (1.8.0). */
+/** `user.xid.seq.memberXid.memberSeq.catalogXid.catalogSeq.libraryXid.librarySeq.listedUpTo.issuedAt` (1.10.0). */
 const TOKEN_FIELDS =
+  /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
+/** Before library items (API 1.8.0 and 1.9.0): `user.xid.seq.memberXid.memberSeq.catalogXid.catalogSeq.listedUpTo.issuedAt`. */
+const CATALOG_TOKEN_FIELDS =
   /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
 /** Before catalog items (API 1.5.0 to 1.7.0): `user.xid.seq.memberXid.memberSeq.listedUpTo.issuedAt`. */
 const MEMBER_TOKEN_FIELDS = /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
 /** Before member events (API 1.4.0): `user.xid.seq.listedUpTo.issuedAt`. */
 const OLD_TOKEN_FIELDS = /^(\d{1,16})\.(\d{1,20})\.(\d{1,20})\.(\d{1,16}|-)\.(\d{1,16})$/;
-/** The position of a log an older token did not know: its start (a catalog item delivered again is harmless). */
+/**
+ * The position of a log an older token did not know: its start (a catalog item delivered again is harmless, and the
+ * library's log holds one row per user).
+ */
 const START: FeedPosition = { xid: 0, seq: 0 };
 
 /** The token's fields, as `parseTokenFields` reads them. */
 export function tokenFields(token: FeedToken): string {
-  const { revisions, members, catalog } = token.positions;
+  const { revisions, members, catalog, library } = token.positions;
   return [
     token.userId,
     revisions.xid,
@@ -34,6 +40,8 @@ export function tokenFields(token: FeedToken): string {
     members.seq,
     catalog.xid,
     catalog.seq,
+    library.xid,
+    library.seq,
     token.listedUpTo ?? '-',
     token.issuedAt,
   ].join('.');
@@ -51,9 +59,24 @@ export function parseTokenFields(fields: string): FeedToken | undefined {
         revisions: { xid: Number(match[2]), seq: Number(match[3]) },
         members: { xid: Number(match[4]), seq: Number(match[5]) },
         catalog: { xid: Number(match[6]), seq: Number(match[7]) },
+        library: { xid: Number(match[8]), seq: Number(match[9]) },
       },
-      listedUpTo: listed(match[8]),
-      issuedAt: Number(match[9]),
+      listedUpTo: listed(match[10]),
+      issuedAt: Number(match[11]),
+    };
+  }
+  const catalog = CATALOG_TOKEN_FIELDS.exec(fields);
+  if (catalog !== null) {
+    return {
+      userId: Number(catalog[1]),
+      positions: {
+        revisions: { xid: Number(catalog[2]), seq: Number(catalog[3]) },
+        members: { xid: Number(catalog[4]), seq: Number(catalog[5]) },
+        catalog: { xid: Number(catalog[6]), seq: Number(catalog[7]) },
+        library: START,
+      },
+      listedUpTo: listed(catalog[8]),
+      issuedAt: Number(catalog[9]),
     };
   }
   const member = MEMBER_TOKEN_FIELDS.exec(fields);
@@ -64,6 +87,7 @@ export function parseTokenFields(fields: string): FeedToken | undefined {
         revisions: { xid: Number(member[2]), seq: Number(member[3]) },
         members: { xid: Number(member[4]), seq: Number(member[5]) },
         catalog: START,
+        library: START,
       },
       listedUpTo: listed(member[6]),
       issuedAt: Number(member[7]),
@@ -73,7 +97,12 @@ export function parseTokenFields(fields: string): FeedToken | undefined {
   if (old === null) return undefined;
   return {
     userId: Number(old[1]),
-    positions: { revisions: { xid: Number(old[2]), seq: Number(old[3]) }, members: START, catalog: START },
+    positions: {
+      revisions: { xid: Number(old[2]), seq: Number(old[3]) },
+      members: START,
+      catalog: START,
+      library: START,
+    },
     listedUpTo: listed(old[4]),
     issuedAt: Number(old[5]),
   };

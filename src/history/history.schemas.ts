@@ -73,7 +73,7 @@ export const ChangesQuery = Type.Object({
     Type.String({
       maxLength: 100,
       description:
-        'The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships) and `catalog` (one item per catalog import that changed songs). Send the same with every call from one token',
+        'The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships), `catalog` (one item per catalog import that changed songs) and `library` (1.10.0: one item with the version of your tree of folders when it changed). Send the same with every call from one token',
     }),
   ),
   wait: Type.Optional(
@@ -101,7 +101,7 @@ export const ChangesStreamQuery = Type.Object({
     Type.String({
       maxLength: 100,
       description:
-        'The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships) and `catalog` (one item per catalog import that changed songs). Send the same with every call from one token',
+        'The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships), `catalog` (one item per catalog import that changed songs) and `library` (1.10.0: one item with the version of your tree of folders when it changed). Send the same with every call from one token',
     }),
   ),
 });
@@ -156,9 +156,27 @@ export const CatalogChangeEntry = Type.Object(
   },
 );
 
+export const LibraryChangeEntry = Type.Object(
+  {
+    library: Type.Integer({
+      minimum: 0,
+      description:
+        'The version of your tree of folders now: read `GET /v3/library` again when it is not the one you have',
+    }),
+    change: Type.Literal('library'),
+    at: At,
+  },
+  {
+    $id: 'libraryChange',
+    title: 'libraryChange',
+    description:
+      'Your tree of folders changed (1.10.0, with `types=library`): at most one per answer, the latest; a feed from the start (without `since`) carries the version it is at once',
+  },
+);
+
 export const ChangesPage = Type.Object(
   {
-    changes: Type.Array(Type.Union([Type.Ref('change'), Type.Ref('catalogChange')]), {
+    changes: Type.Array(Type.Union([Type.Ref('change'), Type.Ref('catalogChange'), Type.Ref('libraryChange')]), {
       description:
         'Oldest first; a playlist changed several times may come once, its latest; several imports, the last',
     }),

@@ -6,9 +6,9 @@ import { ALIAS_TAG } from './responses.js';
 /**
  * The API's own version (semantic versioning); 1.2.0 added the song catalog, 1.3.0 editing, 1.4.0 history, 1.5.0
  * sharing, 1.6.0 entries and merged edits, 1.7.0 smart playlists, 1.8.0 live changes, 1.9.0 long playlists (pages of
- * entries, answers in brief, who added each entry).
+ * entries, answers in brief, who added each entry), 1.10.0 folders (each user's own order of their playlists).
  */
-export const API_VERSION = '1.9.0';
+export const API_VERSION = '1.10.0';
 
 const DESCRIPTION = `Mixtape manages song playlists over HTTP with JSON bodies.
 
@@ -120,6 +120,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         {
           name: 'Sharing',
           description: 'Share a playlist with other users (viewers, editors) and with anyone by a link',
+        },
+        {
+          name: 'Folders',
+          description: 'File the playlists you may read in folders of your own, in an order of your own (1.10.0)',
         },
         { name: 'Catalog', description: 'Find the songs to put in a playlist' },
         { name: 'Operations', description: 'Health, readiness and metrics for operators' },

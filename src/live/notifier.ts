@@ -55,8 +55,8 @@ async function usersOf(db: Db, ids: readonly number[]): Promise<number[]> {
  *   every waiting request is woken to read again, so a wake-up sent while it was not listening is never lost.
  *   Only an instance with requests waiting reads whose those playlists are.
  * - SQLite: while a request waits, the database's commit counter is looked at every SQLITE_LOOK_MS; when another
- *   connection committed, the playlists its log names (`playlist_changes`) wake their users, and a new catalog
- *   version (another process's import) wakes everyone.
+ *   connection committed, the playlists its log names (`playlist_changes`) wake their users, the users whose tree of
+ *   folders changed (`library_changes`) wake, and a new catalog version (another process's import) wakes everyone.
  */
 export function liveNotifier(
   db: Db,
@@ -132,6 +132,7 @@ export function liveNotifier(
   let seen: string | undefined;
   let lastChange: number | undefined;
   let lastCatalog: number | undefined;
+  let lastLibrary: number | undefined;
   let looking = false;
 
   async function lookAtCommits(): Promise<void> {
@@ -150,6 +151,11 @@ export function liveNotifier(
           .executeTakeFirst();
         lastChange = last?.seq ?? 0;
         lastCatalog = catalog;
+        const library = await q
+          .selectFrom('library_changes')
+          .select((eb) => eb.fn.max('seq').as('seq'))
+          .executeTakeFirst();
+        lastLibrary = Number(library?.seq ?? 0);
         // Those waiting read again: a commit just before this first look is in no log this process read.
         wakeups.wakeAll();
         return;
@@ -158,6 +164,16 @@ export function liveNotifier(
         // A catalog import (the command line's): every answer with those songs may read differently now.
         lastCatalog = catalog;
         wakeups.wakeAll();
+      }
+      // Trees of folders written since (the log keeps each user's latest change): their users read again.
+      const trees = await q
+        .selectFrom('library_changes')
+        .select(['user_id', 'seq'])
+        .where('seq', '>', lastLibrary ?? 0)
+        .execute();
+      if (trees.length > 0) {
+        lastLibrary = Math.max(...trees.map((tree) => Number(tree.seq)));
+        wakeups.wake(trees.map((tree) => tree.user_id));
       }
       const changes = await q
         .selectFrom('playlist_changes')

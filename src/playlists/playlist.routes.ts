@@ -60,6 +60,14 @@ const LIBRARY = ['Your Library'];
 
 const PAGE_ETAG = 'Weak validator over what the page shows: its playlists and the total.';
 
+/** `?folder=` (1.10.0): the playlists the caller filed in one of their folders, or at the top level. */
+const FolderQuery = Type.String({
+  pattern: '^(top|[1-9][0-9]{0,15})$',
+  'x-message': 'must be `top` or the id of a folder of yours',
+  description:
+    'The playlists filed in this folder of yours (`top`: at the top level), their own and those shared with them, in their order (1.10.0); `scope` does not apply',
+});
+
 /** The playlist endpoints, at `/v3/playlist` and at the plural alias the getting-started examples use. */
 export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
   const { playlists, limits, authenticate, files, live } = deps;
@@ -67,7 +75,7 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
     limits,
     "Words that must all appear, case- and accent-insensitively, in the playlist's name or in a song's title, artist or genre",
   );
-  const query = Type.Object({ ...page.properties, scope: Type.Optional(Scope) });
+  const query = Type.Object({ ...page.properties, scope: Type.Optional(Scope), folder: Type.Optional(FolderQuery) });
 
   routeWithPluralAlias(
     app,
@@ -81,7 +89,7 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
         tags: LIBRARY,
         security: SECURITY,
         description:
-          "Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`).",
+          "Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`); with `folder` (1.10.0), those the caller filed in one of their folders (or at the top level), in their order.",
         querystring: query,
         headers: conditionalHeaders,
         response: {
@@ -93,14 +101,18 @@ export function playlistRoutes(app: TypedApp, deps: PlaylistRouteDeps): void {
           ),
           304: notModified('The page has not changed since the ETag sent in `If-None-Match`.', PAGE_ETAG, PAGE_HEADERS),
           400: BAD_REQUEST,
+          404: error('`folder` names no folder of yours.'),
           ...SEARCHING_ERRORS,
         },
       },
       handler: async (request, reply) => {
         const page = await playlists.list(request.caller.userId, request.query);
         // The links stay in the scope asked for: `next` of the shared list is its next page, not the caller's own.
-        const { scope } = request.query;
-        setPageHeaders(request, reply, request.query, page.total, { scope: scope === 'own' ? undefined : scope });
+        const { scope, folder } = request.query;
+        setPageHeaders(request, reply, request.query, page.total, {
+          scope: scope === 'own' || folder !== undefined ? undefined : scope,
+          folder,
+        });
         return sendRevalidated(request, reply, page);
       },
     },

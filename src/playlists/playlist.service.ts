@@ -40,6 +40,15 @@ import type { Rules } from '../smart/rules.js';
 import { checkRulePlaylists } from '../smart/smart.checks.js';
 import { smartRefresher } from '../smart/smart.refresh.js';
 import { smartDependents, writeSmartInputs } from '../smart/smart.repository.js';
+import {
+  countFiled,
+  filedIds,
+  findFolder,
+  NO_SUCH_FOLDER,
+  pageOfFiled,
+  type Parent,
+} from '../library/library.repository.js';
+import { ApiError } from '../http/errors.js';
 
 /** A hand-made playlist to create: its name and songs. */
 export interface NewPlaylistInput {
@@ -149,6 +158,38 @@ export function playlistService(
 
   function page(items: readonly PageItem[], total: number): Page {
     return { body: pageJson(items), total, etag: pageEtag(items, total) };
+  }
+
+  /**
+   * A page of the playlists the user filed in one of their folders (null: the top level), theirs and those shared with
+   * them, in their order (library/, 1.10.0); with `words`, those that match them.
+   */
+  async function filed(userId: number, folder: Parent, words: string[], limit: number, offset: number): Promise<Page> {
+    if (folder !== null && (await findFolder(q, userId, folder)) === undefined) {
+      throw ApiError.notFound(NO_SUCH_FOLDER);
+    }
+    if (words.length === 0) {
+      const found = await cache.page(userId, () => pageOfFiled(q, db.dialect, userId, folder, limit, offset));
+      const memberships = new Map<number, Membership>();
+      for (const row of found.rows) {
+        if (row.role !== null && row.owner_name !== null) {
+          memberships.set(row.id, { role: row.role, ownerName: row.owner_name });
+        }
+      }
+      const first = found.rows[0];
+      const total = first !== undefined ? Number(first.total) : await countFiled(q, userId, folder);
+      return page(asMemberSees(found, memberships), total);
+    }
+    const found = await cache.pageOfIds(userId, async () => {
+      const [matches, order] = await Promise.all([
+        search.matching(userId, words, 'all'),
+        filedIds(q, db.dialect, userId, folder),
+      ]);
+      const hit = new Set(matches.ids);
+      const ids = order.filter((id) => hit.has(id));
+      return { ids: ids.slice(offset, offset + limit), catalogVersion: matches.catalogVersion, more: ids.length };
+    });
+    return page(asMemberSees(found, await playlists.membershipsOf(q, userId, found.ids)), found.more);
   }
 
   /** The caller's own playlists' answers. */
@@ -328,10 +369,13 @@ export function playlistService(
      * A page of the caller's playlists (`scope` own), of those shared with them (shared) or of both (all), as the
      * JSON array the API answers with (a shared one as its member sees it), and how many match in all.
      */
-    async list(userId: number, query: PageQuery & { scope?: Scope | undefined }): Promise<Page> {
+    async list(userId: number, query: PageQuery & { scope?: Scope | undefined; folder?: string }): Promise<Page> {
       const { limit, offset } = query;
       const scope = query.scope ?? 'own';
       const words = searchTerms(query.search, limits.searchMaxLength);
+      if (query.folder !== undefined) {
+        return filed(userId, query.folder === 'top' ? null : Number(query.folder), words, limit, offset);
+      }
       if (words.length === 0) {
         if (scope === 'own') {
           const found = await cache.page(userId, () => playlists.pageOfPlaylists(q, userId, limit, offset));

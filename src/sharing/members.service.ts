@@ -17,6 +17,7 @@ import {
 } from './members.repository.js';
 import type { Member } from './members.schemas.js';
 import type { MemberRole } from '../domain/roles.js';
+import { libraryChanged } from '../library/library.repository.js';
 
 export const NO_SUCH_USER = 'No such user.';
 
@@ -103,6 +104,7 @@ export function membersService(db: Db, playlists: PlaylistService, limits: Limit
         const at = Date.now();
         await putMember(trx, { playlistId: id, userId: target.id, ownerId: grant.ownerId, role, at });
         await recordMemberEvent(trx, { userId: target.id, playlistId: id, change: 'shared', version, at });
+        await libraryChanged(trx, db.dialect, { users: [target.id] });
       });
       await playlists.membersChanged(id, grant.ownerId, userId, 'shared', target.id);
       return list(userId, grant);
@@ -132,6 +134,7 @@ export function membersService(db: Db, playlists: PlaylistService, limits: Limit
           version,
           at: Date.now(),
         });
+        await libraryChanged(trx, db.dialect, { users: [target.id], unplace: id });
       });
       await playlists.membersChanged(id, grant.ownerId, userId, 'unshared', target.id);
     },

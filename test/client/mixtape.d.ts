@@ -164,6 +164,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/folder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a folder
+         * @description Makes a folder of the caller’s (1.10.0) at the top level or in `parent`, placed after or before an item of it (neither: at the end). Folders nest 8 deep; a user has at most 1000.
+         */
+        post: operations["postfolder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/folder/{folder-id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a folder, keeping what it holds
+         * @description Removes one of the caller’s folders only (1.10.0): its folders and playlists take its place in its parent, in the same order.
+         */
+        delete: operations["deletefolder"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename or move a folder
+         * @description Renames one of the caller’s folders, or moves it (1.10.0): into `parent` (`null`: the top level; absent: where it is), after or before an item there (neither: at the end). A folder moved into itself or a folder inside it, or deeper than folders nest, is 409.
+         */
+        patch: operations["patchfolder"];
+        trace?: never;
+    };
+    "/v3/folders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Alias of POST /v3/folder
+         * @description Makes a folder of the caller’s (1.10.0) at the top level or in `parent`, placed after or before an item of it (neither: at the end). Folders nest 8 deep; a user has at most 1000. Alias of the singular path.
+         */
+        post: operations["postfolderPlural"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/folders/{folder-id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Alias of DELETE /v3/folder/{folder-id}
+         * @description Removes one of the caller’s folders only (1.10.0): its folders and playlists take its place in its parent, in the same order. Alias of the singular path.
+         */
+        delete: operations["deletefolderPlural"];
+        options?: never;
+        head?: never;
+        /**
+         * Alias of PATCH /v3/folder/{folder-id}
+         * @description Renames one of the caller’s folders, or moves it (1.10.0): into `parent` (`null`: the top level; absent: where it is), after or before an item there (neither: at the end). A folder moved into itself or a folder inside it, or deeper than folders nest, is 409. Alias of the singular path.
+         */
+        patch: operations["patchfolderPlural"];
+        trace?: never;
+    };
+    "/v3/library": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your folders and playlists, in your order
+         * @description The caller’s tree (1.10.0): their folders and the playlists they may read (their own and those shared with them, with `owner` and `role`), in their own order; a playlist not filed yet is at the end of the top level. `version` changes whenever anything it shows changes; the change feed with `types=library` says so.
+         */
+        get: operations["getlibrary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlist": {
         parameters: {
             query?: never;
@@ -173,7 +281,7 @@ export interface paths {
         };
         /**
          * List your playlists
-         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`).
+         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`); with `folder` (1.10.0), those the caller filed in one of their folders (or at the top level), in their order.
          */
         get: operations["getplaylists"];
         put?: never;
@@ -408,6 +516,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/playlist/{playlist-id}/place": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * File a playlist in one of your folders
+         * @description Files a playlist the caller may read (their own, or one shared with them) in one of their folders, or at the top level (`"folder": null`), after or before an item there (neither: at the end) (1.10.0). Only the caller’s tree changes: another member files it in their own.
+         */
+        put: operations["putplaylistplace"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v3/playlist/{playlist-id}/restore": {
         parameters: {
             query?: never;
@@ -517,7 +645,7 @@ export interface paths {
         };
         /**
          * Alias of GET /v3/playlist
-         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`). Alias of the singular path, as used by the getting-started examples.
+         * @description Returns the caller's playlists in creation order, a page at a time, optionally filtered by search words; with `scope`, the playlists other users shared with the caller, or both (each shared one with `owner` and the caller's `role`); with `folder` (1.10.0), those the caller filed in one of their folders (or at the top level), in their order. Alias of the singular path, as used by the getting-started examples.
          */
         get: operations["getplaylistsPlural"];
         put?: never;
@@ -747,6 +875,26 @@ export interface paths {
          * @description Removes a member of one of the caller’s playlists; a member may also remove themselves. Their change feed says `unshared`. Alias of the singular path.
          */
         delete: operations["deleteplaylistmemberPlural"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/playlists/{playlist-id}/place": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Alias of PUT /v3/playlist/{playlist-id}/place
+         * @description Files a playlist the caller may read (their own, or one shared with them) in one of their folders, or at the top level (`"folder": null`), after or before an item there (neither: at the end) (1.10.0). Only the caller’s tree changes: another member files it in their own. Alias of the singular path.
+         */
+        put: operations["putplaylistplacePlural"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1088,6 +1236,39 @@ export interface components {
             playlist: components["schemas"]["playlistwithsongs"];
             /** @description The file's tracks that matched no song of the catalog and were left out, in file order */
             unmatched: components["schemas"]["unmatchedTrack"][];
+        };
+        /**
+         * libraryChange
+         * @description Your tree of folders changed (1.10.0, with `types=library`): at most one per answer, the latest; a feed from the start (without `since`) carries the version it is at once
+         */
+        libraryChange: {
+            /** @description When it was written: RFC 3339, UTC, with milliseconds */
+            at: string;
+            /** @enum {string} */
+            change: "library";
+            /** @description The version of your tree of folders now: read `GET /v3/library` again when it is not the one you have */
+            library: number;
+        };
+        /**
+         * libraryItem
+         * @description A folder of yours, or a playlist you may read
+         */
+        libraryItem: {
+            /** @description Folder id */
+            folder: number;
+            /** @description What it holds, in your order */
+            items: components["schemas"]["libraryItem"][];
+            /** @description Folder name */
+            name: string;
+        } | {
+            /** @description Playlist name */
+            name: string;
+            /** @description A shared playlist’s owner’s name (none for your own) */
+            owner?: string;
+            /** @description Playlist id */
+            playlist: number;
+            /** @description Your role on a shared playlist (none for your own) */
+            role?: "viewer" | "editor";
         };
         /** member */
         member: {
@@ -1720,7 +1901,7 @@ export interface operations {
                 since?: string;
                 /** @description Most entries to return */
                 limit?: number;
-                /** @description The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships) and `catalog` (one item per catalog import that changed songs). Send the same with every call from one token */
+                /** @description The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships), `catalog` (one item per catalog import that changed songs) and `library` (1.10.0: one item with the version of your tree of folders when it changed). Send the same with every call from one token */
                 types?: string;
                 /** @description Seconds to wait (1.8.0): when there is nothing after `since` yet, the answer waits until a change this feed would list commits on any instance (answered at once), or this long (then no changes, and a `next` to wait from) */
                 wait?: number;
@@ -1743,7 +1924,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description Oldest first; a playlist changed several times may come once, its latest; several imports, the last */
-                        changes: (components["schemas"]["change"] | components["schemas"]["catalogChange"])[];
+                        changes: (components["schemas"]["change"] | components["schemas"]["catalogChange"] | components["schemas"]["libraryChange"])[];
                         /** @description true: there is more now; call again with `next` at once */
                         more: boolean;
                         /** @description The token to send as `since` next time */
@@ -1820,7 +2001,7 @@ export interface operations {
                 since?: string;
                 /** @description A ticket from `POST /v3/changes/tickets`, instead of a credential */
                 ticket?: string;
-                /** @description The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships) and `catalog` (one item per catalog import that changed songs). Send the same with every call from one token */
+                /** @description The kinds of items to list (1.8.0), a comma list: `playlist` (the default: the changes of playlists and memberships), `catalog` (one item per catalog import that changed songs) and `library` (1.10.0: one item with the version of your tree of folders when it changed). Send the same with every call from one token */
                 types?: string;
             };
             header?: {
@@ -1977,6 +2158,883 @@ export interface operations {
             };
         };
     };
+    postfolder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new folder; neither `after` nor `before`: at the end. Folders nest 8 deep */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Placed right after this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    after?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description Placed right before this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    before?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description The folder’s name, stored exactly as sent (as a playlist’s) */
+                    name: string;
+                    /** @description The folder to make it in; absent or `null`: the top level */
+                    parent?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The new folder. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Folder id */
+                        id: number;
+                        /** @description Folder name */
+                        name: string;
+                        /** @description The folder it is in; `null`: the top level */
+                        parent: number | null;
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such folder of yours (`errormsg` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The folder would be inside itself, or nest deeper than 8, or you have 1000 folders already (`errormsg` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 1048576 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `after` or `before` names an item that is not in that folder (or the top level). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    deletefolder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Folder id */
+                "folder-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed; the body is empty. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such folder of yours. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    patchfolder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Folder id */
+                "folder-id": number;
+            };
+            cookie?: never;
+        };
+        /** @description What to change: its name, or where it is (`parent`, absent: where it is; `after` or `before`, neither: at the end) */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Placed right after this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    after?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description Placed right before this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    before?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description The folder’s name, stored exactly as sent (as a playlist’s) */
+                    name?: string;
+                    /** @description Move it into this folder; `null`: to the top level */
+                    parent?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The folder after the change. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Folder id */
+                        id: number;
+                        /** @description Folder name */
+                        name: string;
+                        /** @description The folder it is in; `null`: the top level */
+                        parent: number | null;
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such folder of yours (`errormsg` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The folder would be inside itself, or nest deeper than 8, or you have 1000 folders already (`errormsg` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 1048576 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `after` or `before` names an item that is not in that folder (or the top level). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    postfolderPlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new folder; neither `after` nor `before`: at the end. Folders nest 8 deep */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Placed right after this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    after?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description Placed right before this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    before?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description The folder’s name, stored exactly as sent (as a playlist’s) */
+                    name: string;
+                    /** @description The folder to make it in; absent or `null`: the top level */
+                    parent?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The new folder. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Folder id */
+                        id: number;
+                        /** @description Folder name */
+                        name: string;
+                        /** @description The folder it is in; `null`: the top level */
+                        parent: number | null;
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such folder of yours (`errormsg` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The folder would be inside itself, or nest deeper than 8, or you have 1000 folders already (`errormsg` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 1048576 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `after` or `before` names an item that is not in that folder (or the top level). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    deletefolderPlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Folder id */
+                "folder-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed; the body is empty. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such folder of yours. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    patchfolderPlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Folder id */
+                "folder-id": number;
+            };
+            cookie?: never;
+        };
+        /** @description What to change: its name, or where it is (`parent`, absent: where it is; `after` or `before`, neither: at the end) */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Placed right after this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    after?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description Placed right before this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    before?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description The folder’s name, stored exactly as sent (as a playlist’s) */
+                    name?: string;
+                    /** @description Move it into this folder; `null`: to the top level */
+                    parent?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The folder after the change. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Folder id */
+                        id: number;
+                        /** @description Folder name */
+                        name: string;
+                        /** @description The folder it is in; `null`: the top level */
+                        parent: number | null;
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such folder of yours (`errormsg` names the field). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The folder would be inside itself, or nest deeper than 8, or you have 1000 folders already (`errormsg` says which). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 1048576 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `after` or `before` names an item that is not in that folder (or the top level). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    getlibrary: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tree. */
+            200: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the tree: it changes with its `version`. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The top level, in your order */
+                        items: components["schemas"]["libraryItem"][];
+                        /** @description Changes whenever anything the tree shows changes; the change feed’s `types=library` items carry it */
+                        version: number;
+                    };
+                };
+            };
+            /** @description The tree has not changed since the ETag sent in `If-None-Match`. */
+            304: {
+                headers: {
+                    /** @description `private, no-cache`: only the caller's own cache may keep it, and it asks again (with `If-None-Match`) before using it. */
+                    "Cache-Control"?: string;
+                    /** @description Strong validator of the tree: it changes with its `version`. */
+                    ETag?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
     getplaylists: {
         parameters: {
             query?: {
@@ -1988,6 +3046,8 @@ export interface operations {
                 search?: string;
                 /** @description `own` (the default): the caller's playlists; `shared`: those other users shared with the caller; `all`: both. Each in id order. */
                 scope?: "own" | "shared" | "all";
+                /** @description The playlists filed in this folder of yours (`top`: at the top level), their own and those shared with them, in their order (1.10.0); `scope` does not apply */
+                folder?: string;
             };
             header?: {
                 /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
@@ -2048,6 +3108,15 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="mixtape", charset="UTF-8"`. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `folder` names no folder of yours. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -4215,6 +5284,151 @@ export interface operations {
             };
         };
     };
+    putplaylistplace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        /** @description Where to file the playlist; neither `after` nor `before`: at the end */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Placed right after this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    after?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description Placed right before this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    before?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description The folder of yours to file it in; `null`: the top level */
+                    folder: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Filed; the body is empty. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or no such folder of theirs (`errormsg` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 1048576 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `after` or `before` names an item that is not in that folder (or the top level). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
     restoreplaylist: {
         parameters: {
             query?: never;
@@ -4939,6 +6153,8 @@ export interface operations {
                 search?: string;
                 /** @description `own` (the default): the caller's playlists; `shared`: those other users shared with the caller; `all`: both. Each in id order. */
                 scope?: "own" | "shared" | "all";
+                /** @description The playlists filed in this folder of yours (`top`: at the top level), their own and those shared with them, in their order (1.10.0); `scope` does not apply */
+                folder?: string;
             };
             header?: {
                 /** @description ETags from earlier answers: when one matches, the answer is 304 with no body. */
@@ -4999,6 +6215,15 @@ export interface operations {
                 headers: {
                     /** @description `Basic realm="mixtape", charset="UTF-8"`. */
                     "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `folder` names no folder of yours. */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -7126,6 +8351,151 @@ export interface operations {
             };
             /** @description The playlist was deleted (the caller's, or one shared with the caller). */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    putplaylistplacePlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Playlist id */
+                "playlist-id": number;
+            };
+            cookie?: never;
+        };
+        /** @description Where to file the playlist; neither `after` nor `before`: at the end */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Placed right after this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    after?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description Placed right before this item: `{"folder": F}` or `{"playlist": P}`, an item of the same folder (or of the top level) */
+                    before?: {
+                        /** @description A folder of yours */
+                        folder?: number;
+                        /** @description A playlist you may read */
+                        playlist?: number;
+                    };
+                    /** @description The folder of yours to file it in; `null`: the top level */
+                    folder: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Filed; the body is empty. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description No such playlist for this user, or no such folder of theirs (`errormsg` says which). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The playlist was deleted (the caller's, or one shared with the caller). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 1048576 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description `after` or `before` names an item that is not in that folder (or the top level). */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -192,7 +192,11 @@ describeEachDatabase('a client generated from docs/openapi.json (%s)', (t) => {
     const feed = await client.GET('/v3/changes', { params: { query: { types: 'playlist,catalog' } } });
     if (feed.data === undefined) throw new Error(`changes: ${feed.response.status}`);
     const items = feed.data.changes.map((item) =>
-      'catalog' in item ? `catalog ${item.catalog}` : `${item.id} ${item.change}`,
+      'catalog' in item
+        ? `catalog ${item.catalog}`
+        : 'library' in item
+          ? `library ${item.library}`
+          : `${item.id} ${item.change}`,
     );
     expect(items[0]).toMatch(/^catalog \d+$/);
     expect(items).toContain(`${made.data.id} edit`);

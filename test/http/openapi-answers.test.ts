@@ -747,8 +747,136 @@ describeEachDatabase('sharing that matches the document (%s)', { MIXTAPE_MEMBERS
   }
 });
 
+describeEachDatabase('folders that match the document (%s)', { MIXTAPE_FOLDERS_MAX: '3' }, (t) => {
+  for (const [playlists, folders] of [
+    ['/v3/playlist', '/v3/folder'],
+    ['/v3/playlists', '/v3/folders'],
+  ] as const) {
+    it(`the library, folders at ${folders} and places at ${playlists}, and their failures`, async () => {
+      const security = await t.addUser();
+      const stranger = await t.addUser();
+      const json = { 'content-type': 'application/json' };
+      const call = async (
+        method: Method,
+        path: string,
+        status: number,
+        request: Partial<InjectRequest>,
+        caller = security,
+      ) => {
+        const response = await conforming(t, method, path, {
+          url: '',
+          ...request,
+          headers: { security: caller, ...request.headers },
+        });
+        expect(response.statusCode, `${method} ${path} ${response.body}`).toBe(status);
+        return response;
+      };
+      const id = (
+        await conforming(t, 'post', playlists, {
+          url: playlists,
+          headers: { security },
+          payload: { name: 'Filed', songIds: [1] },
+        })
+      ).json<{ id: number }>().id;
+      const theirs = (
+        await conforming(t, 'post', playlists, {
+          url: playlists,
+          headers: { security: stranger },
+          payload: { name: 'Theirs', songIds: [] },
+        })
+      ).json<{ id: number }>().id;
+      const one = `${folders}/{folder-id}`;
+      const place = `${playlists}/{playlist-id}/place`;
+      const made = await call('post', folders, 200, { url: folders, headers: json, payload: { name: 'Box' } });
+      const box = made.json<{ id: number }>().id;
+      const inner = (
+        await call('post', folders, 200, { url: folders, headers: json, payload: { name: 'In', parent: box } })
+      ).json<{ id: number }>().id;
+      await call('post', folders, 400, { url: folders, headers: json, payload: {} });
+      await call('post', folders, 404, { url: folders, headers: json, payload: { name: 'x', parent: 999_999 } });
+      await call('post', folders, 422, {
+        url: folders,
+        headers: json,
+        payload: { name: 'x', after: { folder: inner } },
+      });
+      await call('post', folders, 200, { url: folders, headers: json, payload: { name: 'Third' } });
+      await call('post', folders, 409, { url: folders, headers: json, payload: { name: 'Fourth' } });
+      await call('post', folders, 413, {
+        url: folders,
+        headers: json,
+        payload: JSON.stringify({ name: 'x', pad: 'x'.repeat(t.config.limits.bodyBytes) }),
+      });
+      await call('post', folders, 415, {
+        url: folders,
+        headers: { 'content-type': 'application/xml' },
+        payload: '<x/>',
+      });
+
+      await call('patch', one, 200, { url: `${folders}/${inner}`, headers: json, payload: { name: 'Inner' } });
+      await call('patch', one, 400, { url: `${folders}/${inner}`, headers: json, payload: {} });
+      await call('patch', one, 404, { url: `${folders}/${inner}`, headers: json, payload: { name: 'x' } }, stranger);
+      await call('patch', one, 409, { url: `${folders}/${box}`, headers: json, payload: { parent: inner } });
+      await call('patch', one, 422, { url: `${folders}/${box}`, headers: json, payload: { after: { folder: inner } } });
+      await call('patch', one, 413, {
+        url: `${folders}/${box}`,
+        headers: json,
+        payload: JSON.stringify({ name: 'x', pad: 'x'.repeat(t.config.limits.bodyBytes) }),
+      });
+      await call('patch', one, 415, {
+        url: `${folders}/${box}`,
+        headers: { 'content-type': 'application/xml' },
+        payload: '<x/>',
+      });
+
+      await call('put', place, 200, { url: `${playlists}/${id}/place`, headers: json, payload: { folder: inner } });
+      await call('put', place, 400, { url: `${playlists}/${id}/place`, headers: json, payload: {} });
+      await call('put', place, 404, { url: `${playlists}/${theirs}/place`, headers: json, payload: { folder: null } });
+      await call('put', place, 422, {
+        url: `${playlists}/${id}/place`,
+        headers: json,
+        payload: { folder: box, before: { playlist: theirs } },
+      });
+      await call('put', place, 413, {
+        url: `${playlists}/${id}/place`,
+        headers: json,
+        payload: JSON.stringify({ folder: null, pad: 'x'.repeat(t.config.limits.bodyBytes) }),
+      });
+      await call('put', place, 415, {
+        url: `${playlists}/${id}/place`,
+        headers: { 'content-type': 'application/xml' },
+        payload: '<x/>',
+      });
+
+      const tree = await call('get', '/v3/library', 200, { url: '/v3/library' });
+      expect(tree.json<{ items: unknown[] }>().items).toHaveLength(2);
+      await call('get', '/v3/library', 304, {
+        url: '/v3/library',
+        headers: { 'if-none-match': String(tree.headers.etag) },
+      });
+      await call('get', playlists, 200, { url: `${playlists}?folder=${inner}` });
+      await call('get', playlists, 404, { url: `${playlists}?folder=${inner}` }, stranger);
+
+      await call('delete', one, 200, { url: `${folders}/${inner}` });
+      await call('delete', one, 404, { url: `${folders}/${inner}` });
+      await call('delete', one, 400, { url: `${folders}/0` });
+      await conforming(t, 'delete', `${playlists}/{playlist-id}`, { url: `${playlists}/${id}`, headers: { security } });
+      await call('put', place, 410, { url: `${playlists}/${id}/place`, headers: json, payload: { folder: null } });
+      for (const [method, path, request] of [
+        ['get', '/v3/library', { url: '/v3/library' }],
+        ['post', folders, { url: folders, headers: json, payload: { name: 'x' } }],
+        ['patch', one, { url: `${folders}/${box}`, headers: json, payload: { name: 'x' } }],
+        ['delete', one, { url: `${folders}/${box}` }],
+        ['put', place, { url: `${playlists}/${id}/place`, headers: json, payload: { folder: null } }],
+      ] as const) {
+        expect((await conforming(t, method, path, request)).statusCode).toBe(401);
+      }
+    });
+  }
+});
+
 /** An alias is the same route as its singular path (routeWithPluralAlias), so its statuses are seen there. */
-const singular = (op: string) => op.replace('/v3/playlists', '/v3/playlist').replace('/v3/songs', '/v3/song');
+const singular = (op: string) =>
+  op.replace('/v3/playlists', '/v3/playlist').replace('/v3/songs', '/v3/song').replace('/v3/folders', '/v3/folder');
 
 /** Answers of one operation that are not seen here, and where they are. */
 const UNSEEN_ANSWERS = new Map<string, string>([

@@ -68,6 +68,9 @@ const FLOORS: readonly Unit[] = [
   { name: 'workers', paths: ['workers/'] },
   // Smart playlists' rules: read, checked, compiled to SQL and run off the event loop; what is stored of them.
   { name: 'smart/rules', paths: ['smart/'] },
+  // Each user's folders and order, as rows: the store and the membership writes count up a tree's version and take
+  // a playlist out of it in their transactions, and a list of playlists reads what a folder holds.
+  { name: 'library/store', paths: ['library/library.repository.ts'] },
   // What a playlist is and the one module that writes it: schemas, snapshots and answers, entries, the store.
   {
     name: 'playlists/store',
@@ -91,6 +94,8 @@ const FLOORS: readonly Unit[] = [
   { name: 'playlists/edits', paths: ['playlists/edits/'] },
   // Share links, the page they open, and members with their roles.
   { name: 'sharing', paths: ['sharing/'] },
+  // Each user's folders and own order of the playlists they may read (1.10.0): the tree, its writes and routes.
+  { name: 'library', paths: ['library/'] },
   // Versions, diffs and restores, the change feed, pruning, the history commands.
   { name: 'history', paths: ['history/'] },
   // The change feed that waits for a change and streams it.

@@ -143,8 +143,9 @@ describeEachDatabase('the change feed of shared playlists on %s', (t) => {
       .where('name', '=', 'changes')
       .executeTakeFirstOrThrow();
     const [body] = next.split('.');
-    // Today's fields: user, the revisions', the member events' and the catalog's positions, listed, issued.
-    const [user, xid, seq, , , , , listed, issued] = Buffer.from(body!, 'base64url').toString('latin1').split('.');
+    // Today's fields: user, the revisions', the member events', the catalog's and the library's positions, listed,
+    // issued.
+    const [user, xid, seq, , , , , , , listed, issued] = Buffer.from(body!, 'base64url').toString('latin1').split('.');
     const fields = [user, xid, seq, listed, issued].join('.');
     const mac = createHmac('sha256', Buffer.from(key.key, 'base64')).update(fields).digest('base64url');
     const old = `${Buffer.from(fields).toString('base64url')}.${mac}`;

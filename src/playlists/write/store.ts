@@ -10,6 +10,7 @@ import { findSongsByIds } from '../../songs/song.repository.js';
 import { releasePlaylistSlot, reservePlaylistSlot } from '../../users/user.repository.js';
 import { planEntries, type Entry, type StoredEntry, type WantedSlot } from '../entry-order.js';
 import { notInCatalog, quotaReached } from '../playlist.errors.js';
+import { libraryChanged } from '../../library/library.repository.js';
 import { PlaylistEvents } from './events.js';
 import { lazySnapshotOf, type Snapshot } from '../playlist.render.js';
 import {
@@ -288,6 +289,7 @@ export function playlistStore(db: Db) {
           );
           await firstRevision(trx, made, ownerId, name, slotsOf(entries), now, rules);
           await addPlaylistDocument(trx, ownerId, made, doc);
+          await libraryChanged(trx, db.dialect, { users: [ownerId] });
           return made;
         });
       }
@@ -389,6 +391,7 @@ export function playlistStore(db: Db) {
           version,
           nextEntry: plan.nextEntry,
           ownerId: current.ownerId,
+          renamed: decision.name !== current.name,
           // A move, or songs the playlist had already, leave the document as it is: it is not written again.
           doc: known?.doc === doc ? undefined : doc,
           revision,
@@ -467,6 +470,7 @@ export function playlistStore(db: Db) {
     async remove(id: number, ownerId: number): Promise<boolean> {
       const dependents = await db.write(async (trx) => {
         if (!(await deletePlaylist(trx, id, ownerId, Date.now()))) return undefined;
+        await libraryChanged(trx, db.dialect, { users: [ownerId], membersOf: id, unplace: id });
         await releasePlaylistSlot(trx, ownerId);
         return smartDependents(trx, id);
       });
@@ -502,6 +506,7 @@ export function playlistStore(db: Db) {
         const nextEntry = entries.reduce((next, e) => Math.max(next, e.entry + 1), to.nextEntry);
         const { rules } = to;
         await undeletePlaylist(trx, { id, ownerId, name: to.name, now, version, nextEntry, rules });
+        await libraryChanged(trx, db.dialect, { users: [ownerId], membersOf: id });
         await writeSmartSources(trx, id, [], sourcesOf(rules));
         await writeEntries(trx, id, entries);
         // The entries it had keep their origins; those it is given anew (a version from before entries) are made now.
