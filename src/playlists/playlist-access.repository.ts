@@ -59,10 +59,19 @@ const accessRowCounted = compiledOnce(
   'playlist-access-counted',
   (p: { id: number; userId: number }) => (q) =>
     accessRowQuery(q, p).select((eb) =>
-      eb
-        .selectFrom('playlist_songs as s')
-        .select((count) => count.fn.countAll<number | string>().as('songs'))
-        .whereRef('s.playlist_id', '=', 'p.id')
+      // What its current version's revision recorded, one row by its key; counted only when that is not kept.
+      eb.fn
+        .coalesce(
+          eb
+            .selectFrom('playlist_revisions as r')
+            .select('r.song_count')
+            .whereRef('r.playlist_id', '=', 'p.id')
+            .whereRef('r.version', '=', 'p.version'),
+          eb
+            .selectFrom('playlist_songs as s')
+            .select((count) => count.fn.countAll<number>().as('songs'))
+            .whereRef('s.playlist_id', '=', 'p.id'),
+        )
         .as('song_count'),
     ),
 );

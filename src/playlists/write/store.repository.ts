@@ -45,16 +45,34 @@ export interface PlaylistForWrite {
 
 /** How many songs the playlist holds (0 when it is gone). */
 export async function playlistLength(q: Q, id: number): Promise<number> {
-  return Number((await countEntries(q, { id })).rows[0]!.songs);
+  return Number((await countEntries(q, { id })).rows[0]?.songs ?? 0);
 }
 
+/**
+ * The songs its current version's revision recorded (one row by its key, whatever the length); counted when that
+ * revision is not kept. No row: the playlist is gone (0).
+ */
 const countEntries = compiledOnce(
   'count-entries',
   (p: { id: number }) => (q) =>
     q
-      .selectFrom('playlist_songs')
-      .select((eb) => eb.fn.countAll<number | string>().as('songs'))
-      .where('playlist_id', '=', p.id),
+      .selectFrom('playlists as p')
+      .select((eb) =>
+        eb.fn
+          .coalesce(
+            eb
+              .selectFrom('playlist_revisions as r')
+              .select('r.song_count')
+              .whereRef('r.playlist_id', '=', 'p.id')
+              .whereRef('r.version', '=', 'p.version'),
+            eb
+              .selectFrom('playlist_songs as s')
+              .select((count) => count.fn.countAll<number>().as('n'))
+              .whereRef('s.playlist_id', '=', 'p.id'),
+          )
+          .as('songs'),
+      )
+      .where('p.id', '=', p.id),
 );
 
 const rowForWrite = (q: Q, id: number) =>
