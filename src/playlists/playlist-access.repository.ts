@@ -69,7 +69,7 @@ const accessRowCounted = compiledOnce(
             .whereRef('r.version', '=', 'p.version'),
           eb
             .selectFrom('playlist_songs as s')
-            .select((count) => count.fn.countAll<number>().as('songs'))
+            .select((count) => count.fn.countAll<number | string>().as('songs'))
             .whereRef('s.playlist_id', '=', 'p.id'),
         )
         .as('song_count'),

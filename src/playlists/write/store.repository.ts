@@ -67,7 +67,7 @@ const countEntries = compiledOnce(
               .whereRef('r.version', '=', 'p.version'),
             eb
               .selectFrom('playlist_songs as s')
-              .select((count) => count.fn.countAll<number>().as('n'))
+              .select((count) => count.fn.countAll<number | string>().as('n'))
               .whereRef('s.playlist_id', '=', 'p.id'),
           )
           .as('songs'),
