@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
-import { sendRevalidated } from '../http/conditional.js';
+import { sendNotModified, sendRevalidated } from '../http/conditional.js';
+import { REVALIDATE } from '../http/responses.js';
 import {
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
@@ -25,7 +26,7 @@ import {
   folderEditSchema,
   newFolderSchema,
 } from './library.schemas.js';
-import { FOLDER_DEPTH_MAX, type LibraryService } from './library.service.js';
+import { FOLDER_DEPTH_MAX, libraryEtag, type LibraryService } from './library.service.js';
 
 export interface LibraryRouteDeps {
   readonly library: LibraryService;
@@ -77,6 +78,12 @@ export function libraryRoutes(app: TypedApp, deps: LibraryRouteDeps): void {
       },
     },
     handler: async (request, reply) => {
+      // A copy that is current is told so from the version alone (one row), before the tree is read and built.
+      if (request.headers['if-none-match'] !== undefined) {
+        const etag = libraryEtag(request.caller.userId, await library.version(request.caller.userId));
+        const notModified = sendNotModified(request, reply, { etag, cacheControl: REVALIDATE });
+        if (notModified !== undefined) return notModified;
+      }
       const tree = await library.tree(request.caller.userId);
       const body = Buffer.from(JSON.stringify({ version: tree.version, items: tree.items }));
       return sendRevalidated(request, reply, { body, etag: tree.etag });

@@ -14,6 +14,7 @@ import {
   insertFolder,
   itemsIn,
   libraryChanged,
+  libraryVersion,
   neighbourKey,
   placeAtTop,
   placePlaylist,
@@ -135,6 +136,9 @@ const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : 
  * holds their tree's writes one after the other: no two moves can make a loop or file a playlist twice), and tells
  * `changed` after its commit, to wake the caller's waiting requests.
  */
+/** The strong ETag of a user's tree at a version. */
+export const libraryEtag = (userId: number, version: number): string => `"library-${userId}-${version}"`;
+
 export function libraryService(
   db: Db,
   access: Pick<PlaylistAccess, 'requireRead' | 'refusal'>,
@@ -246,6 +250,9 @@ export function libraryService(
 
   return {
     /** The user's tree, in their order, with its version and ETag. Two statements. */
+    /** The version of the user's tree (what its ETag is made of), one row. */
+    version: (userId: number): Promise<number> => libraryVersion(q, userId),
+
     async tree(userId: number): Promise<Library> {
       // The version first: what is read after it is at least as new, so an ETag never names an older tree.
       const { version, folders } = await foldersWithVersion(q, userId);
@@ -283,7 +290,7 @@ export function libraryService(
             : { playlist: shelf.id, name: shelf.name, owner: shelf.owner!, role: shelf.role },
         );
       }
-      return { version, items: top, etag: `"library-${userId}-${version}"` };
+      return { version, items: top, etag: libraryEtag(userId, version) };
     },
 
     /** A new folder, in `parent` (null: the top level), placed as `placing` says. */
