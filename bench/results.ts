@@ -10,12 +10,17 @@ import { ROOT, type CpuReading, type OwnScenario } from './service.js';
 export interface ScenarioResult {
   readonly name: string;
   readonly description: string;
-  /** Each level: the service's figures and the baseline's, their req/s ratio, the CPU ms a response cost. */
+  /**
+   * Each level: the service's figures and the baseline's, their req/s ratio, the CPU ms a response cost; for the
+   * scenarios the plain way answers (bench/plain-way.ts), its figures and the service's req/s ÷ its req/s.
+   */
   readonly levels: {
     connections: number;
     service: Measurement;
     baseline: Measurement;
     ratio: number;
+    plain?: Measurement;
+    vsPlain?: number;
     cpu?: CpuReading;
   }[];
   /** Again at half the peak rate, paced evenly, for p99 under a load the service keeps up with. */
@@ -122,22 +127,37 @@ export function logSummary(files: readonly string[]) {
 }
 
 const HEADER =
-  'scenario|load|req/s|p50 ms|p99 ms|baseline req/s|baseline p50|baseline p99|ratio|cpu ms/req|db cpu ms/req';
+  'scenario|load|req/s|p50 ms|p99 ms|baseline req/s|baseline p50|baseline p99|ratio|' +
+  'plain req/s|plain p50|plain p99|÷ plain|cpu ms/req|db cpu ms/req';
 
 /** The load scenarios' figures as a Markdown table, or as aligned text (numbers to the right). */
 export function formatLoad(results: BenchResults, markdown: boolean): string {
   const [fixed, mib] = [(n: number, digits = 0) => n.toFixed(digits), (bytes: number) => (bytes / 2 ** 20).toFixed(0)];
   const ms = (n: number) => (n < 10 ? fixed(n, 2) : fixed(n, 1));
-  const row = (name: string, load: string, s: Measurement, b: Measurement, ratio: string, cpu?: CpuReading) => [
+  type Plain = { measured?: Measurement | undefined; vs: string };
+  const row = (
+    name: string,
+    load: string,
+    s: Measurement,
+    b: Measurement,
+    ratio: string,
+    p: Plain,
+    cpu?: CpuReading,
+  ) => [
     ...[name, load, fixed(s.rps), ms(s.p50), ms(s.p99), fixed(b.rps), ms(b.p50), ms(b.p99), ratio],
+    ...(p.measured === undefined ? ['', '', ''] : [fixed(p.measured.rps), ms(p.measured.p50), ms(p.measured.p99)]),
+    p.vs,
     ...[cpu === undefined ? '' : fixed(cpu.serviceMs, 3), cpu === undefined ? '' : fixed(cpu.databaseMs, 3)],
     ...[String(s.non2xx), String(s.errors)],
   ];
   const rows = (results.scenarios ?? []).flatMap(({ name, levels, halfPeak: h }) => [
-    ...levels.map((l) => row(name, `${l.connections} conn`, l.service, l.baseline, fixed(l.ratio, 3), l.cpu)),
+    ...levels.map((l) => {
+      const plain = { measured: l.plain, vs: l.vsPlain === undefined ? '' : fixed(l.vsPlain, 3) };
+      return row(name, `${l.connections} conn`, l.service, l.baseline, fixed(l.ratio, 3), plain, l.cpu);
+    }),
     ...(h === undefined
       ? []
-      : [row(`${name} (half peak)`, `${h.rate}/s, ${h.connections} conn`, h.service, h.baseline, '')]),
+      : [row(`${name} (half peak)`, `${h.rate}/s, ${h.connections} conn`, h.service, h.baseline, '', { vs: '' })]),
   ]);
   const { machine: m, dataset: d, service: s, settings: t, git } = results;
   const summary = [

@@ -15,6 +15,7 @@ import { startBaseline, type Baseline } from './floor-server.js';
 import type { BenchUser, DatasetMeta } from './dataset.js';
 import { auth, measure, measurePaced, send, type Measurement } from './load.js';
 import { Random } from './random.js';
+import { startPlainWay, type PlainWay } from './plain-way.js';
 import { formatLoad, gitState, machine, report, resultsFile, writeJson, type ScenarioResult } from './results.js';
 import { OWN, SCENARIOS, type Scenario } from './scenarios.js';
 import * as service from './service.js';
@@ -22,7 +23,7 @@ import { datasetStore, ensureDataset } from './store.js';
 
 const NAMES = [...SCENARIOS.map((s) => s.name), ...OWN.map((s) => s.name)];
 /** Run only when named: they take long, or many of the machine's resources. */
-const NAMED_ONLY = ['smart', 'unasked-shares', 'live', 'entry-writes', 'long-playlists'];
+const NAMED_ONLY = ['smart', 'unasked-shares', 'live', 'entry-writes', 'long-playlists', 'library'];
 
 const USAGE = `Usage: npm run bench -- [options] (docs/benchmarks.md)
 
@@ -41,7 +42,8 @@ scenarios with a service of their own:
   --root DIR                    serve another checkout's build (DIR/dist)
   live: --n N (200), --streams N (10000), --users N (1000), --rate N (50)
   entry-writes: --before DIR, --sizes a,b (10,100,1000,10000), --far N (1000; 0: none), --far-runs N (3)
-  long-playlists: --before DIR, --sizes a,b,c (10,1000,10000), --runs N (15)`;
+  long-playlists: --before DIR, --sizes a,b,c (10,1000,10000), --runs N (15)
+  library: --playlists N (10000), --folders N (500), --runs N (15)`;
 
 class UsageError extends Error {}
 
@@ -58,7 +60,7 @@ const OPTIONS = {
   ...{ seed: given('1'), regenerate: flag, 'pg-url': given(service.DEFAULT_PG_URL), only: text, scenarios: text },
   ...{ connections: given('1,16,64'), duration: text, warmup: given('2'), users: text, 'skip-build': flag },
   ...{ profile: flag, help: flag, phases: text, out: text, tag: text, root: text, n: text, streams: text },
-  ...{ rate: text, before: text, sizes: text, far: text, 'far-runs': text, runs: text },
+  ...{ rate: text, before: text, sizes: text, far: text, 'far-runs': text, runs: text, folders: text },
 };
 
 function parseOptions(args: string[]) {
@@ -123,12 +125,17 @@ const describe = (m: Measurement) =>
   `${Math.round(m.rps)} req/s, p50 ${m.p50.toFixed(2)} ms, p99 ${m.p99.toFixed(2)} ms` +
   (m.non2xx + m.errors > 0 ? `, ${m.non2xx} non-2xx ${JSON.stringify(m.statusCodes)}, ${m.errors} errors` : '');
 
-/** One scenario, level by level, on the service and the baseline; `database` names PostgreSQL's for its CPU. */
+/**
+ * One scenario, level by level, on the service and the baseline, and on the plain way too when the scenario is one it
+ * answers; `database` names PostgreSQL's for its CPU.
+ */
 async function runScenario(
   scenario: Scenario,
   running: service.RunningService,
   baseline: Baseline,
-  context: { meta: DatasetMeta; users: readonly BenchUser[]; options: Options; database: string | undefined },
+  context: { meta: DatasetMeta; users: readonly BenchUser[]; options: Options; database: string | undefined } & {
+    plain: PlainWay | undefined;
+  },
 ): Promise<ScenarioResult> {
   const { meta, options, database } = context;
   const { url, pid } = running;
@@ -141,6 +148,13 @@ async function runScenario(
   const problem = scenario.check(answer, sample, meta);
   if (problem !== undefined) throw new Error(`The ${scenario.name} scenario's sample answer is wrong: ${problem}`);
   await baseline.answerWith(answer);
+  // The plain way has the data set's ids: the requests made for the service are its requests too.
+  const plainUrl = scenario.plain === true ? context.plain?.url : undefined;
+  if (plainUrl !== undefined) {
+    const wrong = scenario.check(await send(plainUrl, sample), sample, meta);
+    if (wrong !== undefined)
+      throw new Error(`The plain way's sample answer of the ${scenario.name} scenario: ${wrong}`);
+  }
   console.log(`\n${scenario.name}: ${scenario.description} (${requests.length} different requests)`);
   const [top, { exclusive }, durationSeconds] = [Math.max(...options.connections), scenario, options.duration ?? 10];
   // The baseline answers every request alike: what a scenario learns from answers is not to be learnt from it.
@@ -149,6 +163,10 @@ async function runScenario(
     scenario.beforeRun?.();
     await measure(url, requests, { connections: top, durationSeconds: options.warmup, exclusive });
     await measure(baseline.url, baselineRequests, { connections: top, durationSeconds: options.warmup, exclusive });
+    if (plainUrl !== undefined) {
+      scenario.beforeRun?.();
+      await measure(plainUrl, requests, { connections: top, durationSeconds: options.warmup, exclusive });
+    }
   }
   const levels = [];
   for (const connections of options.connections) {
@@ -157,19 +175,28 @@ async function runScenario(
     const s = await measure(url, requests, { connections, durationSeconds, exclusive });
     const cpu = service.perRequest(cpuBefore, service.readCpu(pid, database), s.responses);
     const b = await measure(baseline.url, baselineRequests, { connections, durationSeconds, exclusive });
+    let p: Measurement | undefined;
+    if (plainUrl !== undefined) {
+      // What the service's answers taught the requests (the edit scenario's ETags) means nothing to the plain way.
+      scenario.beforeRun?.();
+      p = await measure(plainUrl, requests, { connections, durationSeconds, exclusive });
+    }
     const [ratio, ms] = [s.rps / b.rps, (n: number) => n.toFixed(3)];
+    const vsPlain = p === undefined ? undefined : s.rps / p.rps;
     const cpuText =
       cpu === undefined ? '' : ` | CPU a request: service ${ms(cpu.serviceMs)}, database ${ms(cpu.databaseMs)}`;
+    const plainText = p === undefined ? '' : ` | plain ${describe(p)} | service ÷ plain ${ms(vsPlain!)}`;
     console.log(
-      `  ${connections} conn: service ${describe(s)} | baseline ${describe(b)} | ratio ${ms(ratio)}${cpuText}`,
+      `  ${connections} conn: service ${describe(s)} | baseline ${describe(b)} | ratio ${ms(ratio)}${plainText}${cpuText}`,
     );
-    levels.push({ connections, service: s, baseline: b, ratio, cpu });
+    levels.push({ connections, service: s, baseline: b, ratio, plain: p, vsPlain, cpu });
   }
   const result = { name: scenario.name, description: scenario.description, levels };
   if (scenario.halfPeak !== true) return result;
   const rate = Math.max(1, Math.round(Math.max(...levels.map((l) => l.service.rps)) / 2));
   const load = { connections: top, durationSeconds, rate };
   const [s, b] = [await measurePaced(url, requests, load), await measurePaced(baseline.url, requests, load)];
+  // Not the plain way: paced at the service's rate, one that cannot keep up would measure its backlog.
   console.log(`  half peak, ${rate}/s over ${top} conn: service ${describe(s)} | baseline ${describe(b)}`);
   return { ...result, halfPeak: { rate, connections: top, service: s, baseline: b } };
 }
@@ -199,30 +226,41 @@ async function runLoad(options: Options, dialect: service.Dialect, scenarios: re
   const users = Array.from({ length: active }, (_, i) => meta.users[Math.floor((i * meta.users.length) / active)]!);
   const results: ScenarioResult[] = [];
   let signInWarmupMs = 0;
+  let plainWay: { fillMs: number; playlists: number } | undefined;
   try {
     signInWarmupMs = await signIn(running.url, users);
     console.log(`Signed in ${users.length} users in ${signInWarmupMs.toFixed(0)} ms`);
     const baseline = await startBaseline(service.SERVICE_CPU);
+    let plain: PlainWay | undefined;
     try {
+      // Filled from the data set before any scenario writes to it, on the service's CPU while the service is idle.
+      if (scenarios.some((s) => s.plain === true)) {
+        plain = await startPlainWay(service.SERVICE_CPU, store.databaseUrl);
+        plainWay = { fillMs: plain.fillMs, playlists: plain.playlists };
+        console.log(`Plain way ready in ${plain.fillMs.toFixed(0)} ms (${plain.playlists} playlists) at ${plain.url}`);
+      }
       for (const scenario of scenarios) {
         // A scenario with settings of its own gets a service of its own, started the same way.
         const own = scenario.settings === undefined ? running : await start(scenario.settings, scenario.name);
         try {
           if (own !== running) await signIn(own.url, users);
-          const context = { meta, users, options, database: dialect === 'postgres' ? store.database : undefined };
+          const database = dialect === 'postgres' ? store.database : undefined;
+          const context = { meta, users, options, database, plain };
           results.push(await runScenario(scenario, own, baseline, context));
         } finally {
           if (own !== running) await own.stop();
         }
       }
     } finally {
+      await plain?.stop();
       await baseline.stop();
     }
   } finally {
     await running.stop();
   }
   const failed = (s: ScenarioResult) =>
-    [...s.levels, ...(s.halfPeak ? [s.halfPeak] : [])].some((l) => l.service.non2xx + l.service.errors > 0);
+    [...s.levels, ...(s.halfPeak ? [s.halfPeak] : [])].some((l) => l.service.non2xx + l.service.errors > 0) ||
+    s.levels.some((l) => l.plain !== undefined && l.plain.non2xx + l.plain.errors > 0);
   return {
     dataset: {
       ...{ params: meta.params, generatorVersion: meta.generatorVersion, location: store.location },
@@ -239,6 +277,7 @@ async function runLoad(options: Options, dialect: service.Dialect, scenarios: re
       ...{ startMs: running.startMs, rssAtReadyBytes: running.rssAtReadyBytes, maxRssBytes: running.maxRssBytes() },
       signInWarmupMs,
     },
+    ...(plainWay === undefined ? {} : { plainWay }),
     scenarios: results,
     problems: results.filter(failed).map((s) => s.name),
   };

@@ -8,6 +8,7 @@ import type { Answer } from './floor-server.js';
 import type { BenchUser, DatasetMeta } from './dataset.js';
 import { ENTRY_WRITES } from './entry-writes.js';
 import { HOSTILE } from './hostile.js';
+import { LIBRARY } from './library.js';
 import { LIVE } from './live.js';
 import { LONG_PLAYLISTS } from './long-playlists.js';
 import { auth, type BenchRequest } from './load.js';
@@ -16,7 +17,7 @@ import type { OwnScenario } from './service.js';
 import { SMART } from './smart.js';
 import * as words from './words.js';
 
-export const OWN: readonly OwnScenario[] = [...HOSTILE, ...SMART, LIVE, ENTRY_WRITES, LONG_PLAYLISTS];
+export const OWN: readonly OwnScenario[] = [...HOSTILE, ...SMART, LIVE, ENTRY_WRITES, LONG_PLAYLISTS, LIBRARY];
 
 /** A request of a scenario, and the user it is made for. */
 export interface ScenarioRequest extends BenchRequest {
@@ -37,6 +38,8 @@ export interface Scenario {
   readonly halfPeak?: boolean;
   /** Each connection sends its own share of the requests, never another's (see `measure`). */
   readonly exclusive?: boolean;
+  /** Also measured on the plain way (bench/plain-way.ts), which answers its requests as the service does. */
+  readonly plain?: boolean;
   /** Called before each run of the service: forgets what the requests learnt from the answers of the run before. */
   readonly beforeRun?: () => void;
   /** Called once, before `requests`, on the service to be measured: what must exist there first. */
@@ -186,12 +189,14 @@ function learnFromMerge(status: number, body: string): void {
 export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'get',
+    plain: true,
     description: "GET /v3/playlist/{id}: one of the caller's playlists of 10 songs",
     requests: ({ users }) => each(users, 'tenSongPlaylistIds', '/v3/playlist/{id}'),
     check: (answer) => checkSongs(answer, 10),
   },
   {
     name: 'list',
+    plain: true,
     description: `GET /v3/playlist?limit=${PAGE}: the first page of the caller's playlists`,
     requests: ({ users }) => users.map((user) => get(user, `/v3/playlist?limit=${PAGE}`)),
     check: (answer, { user }) => {
@@ -202,6 +207,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'search',
+    plain: true,
     description: "GET /v3/playlist?search=<word>: a word in the names of 1% of the caller's playlists",
     halfPeak: true,
     requests: ({ meta, users }) => users.map((user) => get(user, `/v3/playlist?search=${meta.plantedWord}`)),
@@ -265,6 +271,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'create',
+    plain: true,
     description: 'POST /v3/playlist: a new playlist of 10 catalog songs',
     requests: ({ meta, users, random }) =>
       Array.from({ length: VARIANTS }, (_, i) => {
@@ -281,6 +288,7 @@ export const SCENARIOS: readonly Scenario[] = [
     // when a run stopped changed their playlists unseen; a 412 still gives the current ETag. The baseline's answers
     // teach nothing: its requests have no `onResponse`.
     name: 'edit',
+    plain: true,
     description: "POST /v3/playlist/{id}/songs with If-Match: one song appended to one of the caller's playlists",
     exclusive: true,
     beforeRun: () => {
