@@ -78,6 +78,8 @@ import { membersService } from './sharing/members.service.js';
 import { libraryRoutes } from './library/library.routes.js';
 import { LibraryItem } from './library/library.schemas.js';
 import { libraryService } from './library/library.service.js';
+import { tokenRoutes } from './tokens/tokens.routes.js';
+import { tokenService } from './tokens/tokens.service.js';
 
 export interface AppOptions {
   readonly config: Config;
@@ -161,7 +163,9 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   await registerCompression(app);
   await registerOpenApi(app);
 
-  const authenticate = authenticateHook(app, new Authenticator(db, config.auth));
+  // App tokens (1.11.0): a Bearer credential is checked by its digest, through the authenticator's throttle.
+  const tokens = tokenService(db);
+  const authenticate = authenticateHook(app, new Authenticator(db, config.auth, Date.now, tokens));
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
   // Playlist and catalog searches share one gate: one search at a time per user, a bounded number in all.
   const searches = searchGate(config.search);
@@ -238,6 +242,7 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
     });
   });
   libraryRoutes(routes, { library, limits, authenticate });
+  tokenRoutes(routes, { tokens, limits, authenticate });
   const pruning = startHistoryPruning(db, config.historyDays, app.log);
   app.addHook('onClose', () => {
     pruning.stop();

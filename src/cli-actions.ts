@@ -10,6 +10,7 @@ import { StartError } from './startup.js';
 import { refreshAfterCatalogImport } from './smart/smart.refresh.js';
 import { wakeEveryInstance } from './db/live-channel.js';
 import { deletedPlaylists, HistoryCommandError, restorePlaylist } from './history/history.cli.js';
+import { tokenService } from './tokens/tokens.service.js';
 
 /** A usage mistake found after parsing; like commander's own, it exits 2. */
 class UsageError extends Error {}
@@ -87,6 +88,23 @@ export async function userList(): Promise<void> {
       `${printableName(u.name)}\t${u.playlist_count} playlists\tsince ${new Date(u.created_at).toISOString()}`,
     );
   if (users.length === 0) console.log('No users yet: mixtape user add NAME');
+}
+
+export async function userTokens(name: string): Promise<void> {
+  const tokens = await withDb((db) => tokenService(db).listOf(name));
+  if (tokens === undefined) throw new UserError(`No user named "${name}".`);
+  for (const t of tokens) {
+    const used = t.lastUsedAt === null ? 'never used' : `last used ${t.lastUsedAt}`;
+    console.log(`${t.id}\t${printableName(t.name)}\t${t.scope}\tmade ${t.createdAt}\texpires ${t.expiresAt}\t${used}`);
+  }
+  if (tokens.length === 0) console.log(`"${name}" has no live app tokens.`);
+}
+
+export async function userRevokeToken(name: string, id: number): Promise<void> {
+  const done = await withDb((db) => tokenService(db).revokeOf(name, id));
+  if (done === 'no-user') throw new UserError(`No user named "${name}".`);
+  if (done === 'no-token') throw new UserError(`"${name}" has no live app token ${id}.`);
+  console.log(`App token ${id} of "${name}" revoked: every instance refuses it from its next request.`);
 }
 
 export async function playlistDeleted(owner: string): Promise<void> {

@@ -58,6 +58,23 @@ function userCommands(user: Command): void {
     .action(async () => {
       await (await actions()).userList();
     });
+  user
+    .command('tokens')
+    .usage('NAME')
+    .description("list a user's live app tokens (never their secret), with when each was last used")
+    .argument('<NAME>', "the user's name")
+    .action(async (name: string) => {
+      await (await actions()).userTokens(name);
+    });
+  user
+    .command('revoke-token')
+    .usage('NAME ID')
+    .description("revoke one of a user's app tokens; every instance refuses it from its next request")
+    .argument('<NAME>', "the user's name")
+    .argument('<ID>', "the token's id, as `user tokens` lists it", positiveInteger)
+    .action(async (name: string, id: number) => {
+      await (await actions()).userRevokeToken(name, id);
+    });
 }
 
 function playlistCommands(playlist: Command): void {

@@ -7,7 +7,7 @@ import type { Caller, CallerCheck } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { UserError, userName } from '../users/user-name.js';
 import { findUserById, findUserByName } from '../users/user.repository.js';
-import { credentialToken, readCredential } from './credential.js';
+import { bearerToken, credentialToken, readCredential } from './credential.js';
 import { HmacKey } from './hmac.js';
 import { hashPassword, verifyPassword } from './password.js';
 import { SignInThrottle, type Attempt } from './throttle.js';
@@ -23,6 +23,25 @@ const CHALLENGE = { 'www-authenticate': 'Basic realm="mixtape", charset="UTF-8"'
 
 export const unauthorized = (message: string): ApiError => new ApiError(401, message, CHALLENGE);
 
+/** The challenge of an app token that is malformed, unknown, revoked or expired (RFC 6750). */
+const INVALID_TOKEN = { 'www-authenticate': 'Bearer error="invalid_token"' } as const;
+
+const BAD_TOKEN =
+  'This token is malformed, unknown, revoked or expired: make a new one (POST /v3/token) with the password.';
+
+/**
+ * The name every failed token is counted under in the sign-in throttle: one no user can have (a NUL), so that a flood
+ * of unknown tokens spends its address's budgets, as wrong passwords do, and never a user's.
+ */
+const TOKEN_ATTEMPTS = '\u0000app-token';
+
+/** What checks an app token (tokens/tokens.service.ts, which app.ts passes): its caller, or undefined. */
+export interface BearerCheck {
+  caller(token: string, source: Caller['source']): Promise<Caller | undefined>;
+  /** A request with the token was answered. */
+  used(tokenId: number): void;
+}
+
 const WRONG = 'The user name or password is wrong.';
 
 const renewKey = (name: string, address: string) => `${address}\u0000${name}`;
@@ -30,7 +49,7 @@ const renewKey = (name: string, address: string) => `${address}\u0000${name}`;
 const crowded = () => ApiError.unavailable('Too many sign-ins are being checked; try again in a moment.', 1);
 
 /**
- * Checks Basic credentials. A slow hash on every request would cap the service, so verified credentials are
+ * Checks Basic credentials, and app tokens (`Bearer`, 1.11.0) through the `BearerCheck` it is given. A slow hash on every request would cap the service, so verified credentials are
  * cached, keyed by an HMAC with a per-process key of the credential's token as sent (the base64 of `name:password`,
  * never decoded on a cached request), so that the cache holds no password and a request it answers costs one HMAC
  * and one lookup. Two encodings of one credential (base64 admits a few) are two entries, each verified once. A
@@ -57,11 +76,13 @@ export class Authenticator implements CallerCheck {
   readonly #db: Db;
   readonly #config: AuthConfig;
   readonly #now: () => number;
+  readonly #bearer: BearerCheck | undefined;
 
-  constructor(db: Db, config: AuthConfig, now: () => number = Date.now) {
+  constructor(db: Db, config: AuthConfig, now: () => number = Date.now, bearer?: BearerCheck) {
     this.#db = db;
     this.#config = config;
     this.#now = now;
+    this.#bearer = bearer;
     this.#verified = new LRUCache({ max: config.cacheSize });
     this.#renewed = new LRUCache({ max: config.cacheSize });
     this.#throttle = new SignInThrottle(db, config.throttle, now);
@@ -81,11 +102,16 @@ export class Authenticator implements CallerCheck {
    */
   cachedCaller(headers: Readonly<Record<string, string | string[] | undefined>>, address: string): Caller | undefined {
     const found = credentialToken(headers);
-    if (found.kind !== 'token') return undefined;
+    if (found.kind !== 'token' || /^bearer\s/i.test(found.token)) return undefined;
     const cached = this.#verified.get(this.#key.digest(found.token));
     if (cached === undefined || this.#now() - cached.checkedAt >= this.#config.recheckMs) return undefined;
     this.#renewKnown(cached.name, address);
-    return { userId: cached.userId, name: cached.name, source: found.source };
+    return { userId: cached.userId, name: cached.name, source: found.source, via: 'password', scope: 'all' };
+  }
+
+  /** A request of the caller's was answered: a token's use is noted. */
+  answered(caller: Caller): void {
+    if (caller.tokenId !== undefined) this.#bearer?.used(caller.tokenId);
   }
 
   /** The caller, or an ApiError: 401 for a missing, malformed or wrong credential, 429 when throttled, 503. */
@@ -93,6 +119,8 @@ export class Authenticator implements CallerCheck {
     headers: Readonly<Record<string, string | string[] | undefined>>,
     address: string,
   ): Promise<Caller> {
+    const bearer = bearerToken(headers);
+    if (bearer !== undefined) return this.#tokenCaller(bearer.token, bearer.source, address);
     const result = readCredential(headers);
     switch (result.kind) {
       case 'missing':
@@ -112,7 +140,7 @@ export class Authenticator implements CallerCheck {
     const cached = this.#verified.get(cacheKey);
     if (cached !== undefined && (await this.#stillValid(cached))) {
       this.#renewKnown(cached.name, address);
-      return { userId: cached.userId, name: cached.name, source: credential.source };
+      return { userId: cached.userId, name: cached.name, source: credential.source, via: 'password', scope: 'all' };
     }
     if (cached !== undefined) this.#verified.delete(cacheKey);
 
@@ -127,7 +155,19 @@ export class Authenticator implements CallerCheck {
     const verified = await check;
     if (verified === undefined) throw unauthorized(WRONG);
     this.#verified.set(cacheKey, verified);
-    return { userId: verified.userId, name: verified.name, source: credential.source };
+    return { userId: verified.userId, name: verified.name, source: credential.source, via: 'password', scope: 'all' };
+  }
+
+  /**
+   * The caller of an app token: a digest and one lookup, never a password hash. A token that is malformed, unknown,
+   * revoked or expired is a failed sign-in attempt from its address (429 once its budgets are spent), counted under
+   * a name no user has, then 401.
+   */
+  async #tokenCaller(token: string, source: Caller['source'], address: string): Promise<Caller> {
+    const caller = await this.#bearer?.caller(token, source);
+    if (caller !== undefined) return caller;
+    this.#throttle.finished(await this.#begin(TOKEN_ATTEMPTS, address));
+    throw new ApiError(401, BAD_TOKEN, INVALID_TOKEN);
   }
 
   /**

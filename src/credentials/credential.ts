@@ -57,6 +57,26 @@ export function credentialToken(headers: Headers): TokenResult {
   return match?.[1] === undefined ? { kind: 'malformed' } : { kind: 'token', source: 'authorization', token: match[1] };
 }
 
+/**
+ * An app token sent as `Bearer TOKEN` (RFC 6750, 1.11.0): in `security` or, when there is no `security` header, in
+ * `Authorization`, as a Basic credential is. Undefined when the credential is not a Bearer one; the token is taken as
+ * sent (an empty one is malformed, which the token check refuses).
+ */
+export function bearerToken(
+  headers: Headers,
+): { readonly source: Credential['source']; readonly token: string } | undefined {
+  const security = single(headers.security);
+  const [source, value] =
+    security !== undefined
+      ? (['security', security] as const)
+      : (['authorization', single(headers.authorization)] as const);
+  if (value === undefined) return undefined;
+  const match = /^bearer(?:\s+(\S*))?\s*$/i.exec(value.trim());
+  if (match !== null) return { source, token: match[1] ?? '' };
+  // `Bearer` followed by more than one word: a malformed token, not a Basic credential.
+  return /^bearer\s/i.test(value.trim()) ? { source, token: '' } : undefined;
+}
+
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }

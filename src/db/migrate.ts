@@ -25,6 +25,7 @@ import * as catalogChanges from './migrations/2026-12-12-catalog-changes.js';
 import * as editKeyWrites from './migrations/2026-12-13-edit-key-writes.js';
 import * as entryOrigins from './migrations/2026-12-14-entry-origins.js';
 import * as library from './migrations/2026-12-15-library.js';
+import * as appTokens from './migrations/2026-12-16-app-tokens.js';
 
 /** Every migration, oldest first. Landed migrations are frozen; add a new file for a change. */
 const MIGRATIONS = {
@@ -51,6 +52,7 @@ const MIGRATIONS = {
   '2026-12-13-edit-key-writes': editKeyWrites,
   '2026-12-14-entry-origins': entryOrigins,
   '2026-12-15-library': library,
+  '2026-12-16-app-tokens': appTokens,
 } as const;
 
 class StaticMigrationProvider implements MigrationProvider {

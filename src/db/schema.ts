@@ -27,6 +27,23 @@ export interface Database {
   folders: FolderTable;
   library_placements: LibraryPlacementTable;
   library_changes: LibraryChangeTable;
+  app_tokens: AppTokenTable;
+}
+
+/**
+ * A user's app token (migration 2026-12-16-app-tokens), by the SHA-256 of the token: its name, scope, and when it was
+ * made, expires and was last used (Unix ms). Revoking it deletes the row.
+ */
+export interface AppTokenTable {
+  /** A bigint on PostgreSQL, read with Number(). */
+  id: Generated<number | string>;
+  user_id: number;
+  name: string;
+  scope: 'read' | 'write';
+  digest: string;
+  created_at: ColumnType<number | string, number, never>;
+  expires_at: ColumnType<number | string, number, never>;
+  last_used_at: ColumnType<number | string | null, number | null | undefined, number>;
 }
 
 /** A user's folder (migration 2026-12-15-library): in `parent_id` (null: the top level), placed by `order_key`. */

@@ -107,6 +107,8 @@ export function changesRoutes(
     method: 'POST',
     url: '/v3/changes/tickets',
     onRequest: authenticate,
+    // A read token may open the stream, and so ask for its ticket.
+    config: { readScope: true },
     schema: {
       operationId: 'createchangesticket',
       summary: 'A ticket to open your stream of changes from a browser',

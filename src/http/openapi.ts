@@ -6,15 +6,18 @@ import { ALIAS_TAG } from './responses.js';
 /**
  * The API's own version (semantic versioning); 1.2.0 added the song catalog, 1.3.0 editing, 1.4.0 history, 1.5.0
  * sharing, 1.6.0 entries and merged edits, 1.7.0 smart playlists, 1.8.0 live changes, 1.9.0 long playlists (pages of
- * entries, answers in brief, who added each entry), 1.10.0 folders (each user's own order of their playlists).
+ * entries, answers in brief, who added each entry), 1.10.0 folders (each user's own order of their playlists), 1.11.0 app tokens (a credential per app, instead of
+ * the password).
  */
-export const API_VERSION = '1.10.0';
+export const API_VERSION = '1.11.0';
 
 const DESCRIPTION = `Mixtape manages song playlists over HTTP with JSON bodies.
 
 Every endpoint under \`/v3\` but this document (\`/v3/openapi.json\`) needs a Basic credential (RFC 7617, UTF-8):
 in the \`security\` header, as the specification says (the word \`Basic\` may be left out there), or in the
-standard \`Authorization\` header. Every failure answers with one body:
+standard \`Authorization\` header; or an app token (1.11.0, \`POST /v3/token\`) as \`Authorization: Bearer mixtape_…\` (or
+\`security: Bearer mixtape_…\`), which acts as its user within its scope: a \`read\` token reads, a \`write\` one also
+changes, neither makes nor lists tokens (403 with \`WWW-Authenticate: Bearer error="insufficient_scope"\`). Every failure answers with one body:
 \`{"errormsg": "...", "logdata": {"entry": N, "date": T}}\`, where \`entry\` finds the error in the server log.
 A method a path does not have answers 405 with \`Allow\`; an unknown path answers 404. A request that does not arrive
 in time answers 408, a malformed one 400 (431 for headers over 16 KB), and a connection over the service's caps on
@@ -125,6 +128,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           name: 'Folders',
           description: 'File the playlists you may read in folders of your own, in an order of your own (1.10.0)',
         },
+        {
+          name: 'App tokens',
+          description: 'A credential for each app, instead of your password: made, listed and revoked by you (1.11.0)',
+        },
         { name: 'Catalog', description: 'Find the songs to put in a playlist' },
         { name: 'Operations', description: 'Health, readiness and metrics for operators' },
         { name: ALIAS_TAG, description: 'Plural paths, as in the getting-started examples: the same operations' },
@@ -136,7 +143,14 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             type: 'apiKey',
             in: 'header',
             name: 'security',
-            description: 'The same Basic credential in the `security` header: `Basic base64(user:password)`.',
+            description:
+              'The same Basic credential in the `security` header: `Basic base64(user:password)`; or an app token, `Bearer mixtape_…`.',
+          },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An app token (1.11.0, `POST /v3/token`) in the Authorization header: `Bearer mixtape_…`. A `read` token reads (and opens the stream of changes), a `write` token also changes; neither makes or lists tokens.',
           },
         },
       },

@@ -13,7 +13,11 @@ export const HEADERS = {
   cacheControl: { 'Cache-Control': header('`no-store`: answers for one user are never cached on the way.') },
   vary: { Vary: header('`security, Authorization`: the answer depends on the credential.') },
   retryAfter: { 'Retry-After': header('Seconds to wait before trying again.', 'integer') },
-  wwwAuthenticate: { 'WWW-Authenticate': header('`Basic realm="mixtape", charset="UTF-8"`.') },
+  wwwAuthenticate: {
+    'WWW-Authenticate': header(
+      '`Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403).',
+    ),
+  },
 } satisfies Record<string, HeaderDoc>;
 
 const PRIVATE_JSON: HeaderDoc = { ...HEADERS.cacheControl, ...HEADERS.vary };
@@ -75,7 +79,10 @@ export function error(description: string, headers: HeaderDoc = {}) {
 
 /** The failures every authenticated operation can answer with. */
 export const AUTHENTICATED_ERRORS = {
-  401: error('The credential is missing, malformed or wrong.', HEADERS.wwwAuthenticate),
+  401: error(
+    'The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired.',
+    HEADERS.wwwAuthenticate,
+  ),
   429: error(
     'Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached.',
     HEADERS.retryAfter,
@@ -115,5 +122,11 @@ export const UNSUPPORTED_JSON_BODY = error(
   { 'Accept-Encoding': header('`identity`, when the body was compressed.') },
 );
 
-/** Either credential header: `Authorization: Basic …` (as generated clients send it) or `security`. */
-export const SECURITY: { [scheme: string]: string[] }[] = [{ basauth: [] }, { security: [] }];
+/**
+ * Either credential header: `Authorization: Basic …` (as generated clients send it) or `security`; or an app token
+ * (1.11.0), `Authorization: Bearer …` (or `security: Bearer …`).
+ */
+export const SECURITY: { [scheme: string]: string[] }[] = [{ basauth: [] }, { security: [] }, { bearer: [] }];
+
+/** The password only, never an app token: the operations that make and list tokens. */
+export const PASSWORD_SECURITY: { [scheme: string]: string[] }[] = [{ basauth: [] }, { security: [] }];

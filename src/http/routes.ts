@@ -37,11 +37,11 @@ export type TypedRequest<Schema extends FastifySchema> = FastifyRequest<
 
 /**
  * The resources whose paths also answer in the plural: `/v3/playlist…` at `/v3/playlists…`, `/v3/song…` at
- * `/v3/songs…`, `/v3/folder…` at `/v3/folders…`.
+ * `/v3/songs…`, `/v3/folder…` at `/v3/folders…`, `/v3/token…` at `/v3/tokens…`.
  */
-type Resource = 'playlist' | 'song' | 'folder';
+type Resource = 'playlist' | 'song' | 'folder' | 'token';
 
-/** A documented route on a `/v3/playlist…`, `/v3/song…` or `/v3/folder…` path. */
+/** A documented route on a `/v3/playlist…`, `/v3/song…`, `/v3/folder…` or `/v3/token…` path. */
 export type PlaylistPathRoute<Schema extends FastifySchema> = RouteOptions<
   Server,
   RawRequestDefaultExpression,
@@ -57,8 +57,8 @@ export type PlaylistPathRoute<Schema extends FastifySchema> = RouteOptions<
 };
 
 /**
- * Registers a route on its `/v3/playlist…` (or `/v3/song…`, `/v3/folder…`) path and again on the plural alias
- * `/v3/playlists…` (`/v3/songs…`, `/v3/folders…`) that the getting-started examples use. The alias is documented as the same operation: `operationId` with `Plural`, the
+ * Registers a route on its `/v3/playlist…` (or `/v3/song…`, `/v3/folder…`, `/v3/token…`) path and again on the plural
+ * alias `/v3/playlists…` (`/v3/songs…`, `/v3/folders…`, `/v3/tokens…`) that the getting-started examples use. The alias is documented as the same operation: `operationId` with `Plural`, the
  * alias tag (listed last, folded on /docs), a summary naming the singular operation, and the description followed by
  * `aliasNote`.
  */
@@ -70,7 +70,7 @@ export function routeWithPluralAlias<const Schema extends FastifySchema>(
   const { method, url, schema } = route;
   const alias: PlaylistPathRoute<Schema> = {
     ...route,
-    url: url.replace(/^\/v3\/(playlist|song|folder)/, '/v3/$1s') as PlaylistPathRoute<Schema>['url'],
+    url: url.replace(/^\/v3\/(playlist|song|folder|token)/, '/v3/$1s') as PlaylistPathRoute<Schema>['url'],
     schema: {
       ...schema,
       operationId: `${schema.operationId}Plural`,

@@ -63,7 +63,8 @@ export function streamTickets(db: Db) {
         return Number(deleted.numDeletedRows) === 1 && Number(row.expires_at) > Date.now() ? row : undefined;
       });
       if (taken === undefined) throw refused();
-      return { userId: taken.id, name: taken.name, source: 'authorization' };
+      // A ticket opens the stream only: it stands for a read token.
+      return { userId: taken.id, name: taken.name, source: 'authorization', via: 'token', scope: 'read' };
     },
   };
 }

@@ -1080,6 +1080,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v3/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your app tokens
+         * @description The caller’s live (not expired, not revoked) tokens, oldest first, without their secret, each with when it was last used (to the minute); with the password only (1.11.0).
+         */
+        get: operations["gettokens"];
+        put?: never;
+        /**
+         * Make an app token
+         * @description Makes a token for one app (1.11.0), with the password: the app sends it as `Authorization: Bearer …` instead of the password, and acts as the user within its `scope`. The answer shows the token this once. It expires at `expiresAt`, at most a year ahead (the default); a user has at most 50 live tokens.
+         */
+        post: operations["posttoken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/token/{token-id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an app token
+         * @description Revokes a token (1.11.0): from its next request on, on every instance, it is refused (401). With the password any of the caller’s tokens, with a token (of either scope) that token only.
+         */
+        delete: operations["deletetoken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Alias of GET /v3/token
+         * @description The caller’s live (not expired, not revoked) tokens, oldest first, without their secret, each with when it was last used (to the minute); with the password only (1.11.0). Alias of the singular path.
+         */
+        get: operations["gettokensPlural"];
+        put?: never;
+        /**
+         * Alias of POST /v3/token
+         * @description Makes a token for one app (1.11.0), with the password: the app sends it as `Authorization: Bearer …` instead of the password, and acts as the user within its `scope`. The answer shows the token this once. It expires at `expiresAt`, at most a year ahead (the default); a user has at most 50 live tokens. Alias of the singular path.
+         */
+        post: operations["posttokenPlural"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v3/tokens/{token-id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Alias of DELETE /v3/token/{token-id}
+         * @description Revokes a token (1.11.0): from its next request on, on every instance, it is refused (401). With the password any of the caller’s tokens, with a token (of either scope) that token only. Alias of the singular path.
+         */
+        delete: operations["deletetokenPlural"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1941,10 +2029,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2031,10 +2119,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2114,10 +2202,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2220,10 +2308,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2343,10 +2442,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2461,10 +2571,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2614,10 +2735,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2737,10 +2869,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2855,10 +2998,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -2991,10 +3145,10 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3103,10 +3257,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3195,10 +3349,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3327,10 +3492,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3488,10 +3664,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3620,10 +3796,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3631,9 +3807,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3772,10 +3950,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3783,9 +3961,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3924,10 +4104,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -3935,9 +4115,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4086,10 +4268,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4217,10 +4399,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4228,9 +4410,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4401,10 +4585,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4530,10 +4714,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4633,10 +4817,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4749,10 +4933,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4874,10 +5069,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -4970,10 +5176,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5079,10 +5285,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5090,9 +5296,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5213,10 +5421,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5224,9 +5432,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5338,10 +5548,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5483,10 +5704,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5494,9 +5715,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5647,10 +5870,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5658,9 +5881,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5810,10 +6035,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -5955,10 +6180,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6080,10 +6305,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6210,10 +6435,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6302,10 +6527,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6434,10 +6670,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6595,10 +6842,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6727,10 +6974,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6738,9 +6985,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6879,10 +7128,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -6890,9 +7139,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7031,10 +7282,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7042,9 +7293,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7193,10 +7446,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7324,10 +7577,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7335,9 +7588,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7508,10 +7763,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7637,10 +7892,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7740,10 +7995,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7856,10 +8111,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -7981,10 +8247,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8077,10 +8354,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8186,10 +8463,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8197,9 +8474,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8320,10 +8599,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8331,9 +8610,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8445,10 +8726,21 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8590,10 +8882,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8601,9 +8893,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8754,10 +9048,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -8765,9 +9059,11 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. */
+            /** @description The playlist is shared with the caller, whose role does not allow this: a viewer reads, an editor also edits, only the owner deletes it or manages its members and links. Or: A token whose scope does not allow this (a `read` token changes nothing): `WWW-Authenticate: Bearer error="insufficient_scope"`. */
             403: {
                 headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8917,10 +9213,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9062,10 +9358,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9187,10 +9483,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9293,10 +9589,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9371,10 +9667,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9468,10 +9764,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9546,10 +9842,10 @@ export interface operations {
                     "application/json": components["schemas"]["error"];
                 };
             };
-            /** @description The credential is missing, malformed or wrong. */
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
             401: {
                 headers: {
-                    /** @description `Basic realm="mixtape", charset="UTF-8"`. */
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -9558,6 +9854,688 @@ export interface operations {
                 };
             };
             /** @description No song has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    gettokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live tokens. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the token was made: RFC 3339, UTC, with milliseconds */
+                        createdAt: string;
+                        /** @description When the token stops working: RFC 3339, UTC, with milliseconds */
+                        expiresAt: string;
+                        /** @description Token id */
+                        id: number;
+                        /** @description When it was last used, to the minute: RFC 3339, UTC, with milliseconds; null: never */
+                        lastUsedAt: string | null;
+                        /** @description The name given to the token: which app holds it */
+                        name: string;
+                        /**
+                         * @description `read`: every GET, the change feed, its stream and tickets, and revoking itself; `write`: whatever the user may do, but make or list tokens
+                         * @enum {string}
+                         */
+                        scope: "read" | "write";
+                    }[];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token: tokens are made and listed with the password only (`WWW-Authenticate: Bearer error="insufficient_scope"`). */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    posttoken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The new token */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When it stops working: an RFC 3339 date and time in the future, at most a year ahead; absent: a year from now
+                     */
+                    expiresAt?: string;
+                    /**
+                     * @description Which app will hold it, as you will see it in the list
+                     * @example Phone
+                     */
+                    name: string;
+                    /**
+                     * @description `read`: every GET, the change feed, its stream and tickets, and revoking itself; `write`: whatever the user may do, but make or list tokens
+                     * @enum {string}
+                     */
+                    scope: "read" | "write";
+                };
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the token was made: RFC 3339, UTC, with milliseconds */
+                        createdAt: string;
+                        /** @description When the token stops working: RFC 3339, UTC, with milliseconds */
+                        expiresAt: string;
+                        /** @description Token id */
+                        id: number;
+                        /** @description The name given to the token: which app holds it */
+                        name: string;
+                        /**
+                         * @description `read`: every GET, the change feed, its stream and tickets, and revoking itself; `write`: whatever the user may do, but make or list tokens
+                         * @enum {string}
+                         */
+                        scope: "read" | "write";
+                        /** @description The token, `mixtape_` and 43 characters: shown in this answer only (the service keeps its SHA-256, never the token). Send it as `Authorization: Bearer …`. */
+                        token: string;
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token: tokens are made and listed with the password only (`WWW-Authenticate: Bearer error="insufficient_scope"`). */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description You have 50 live tokens already: revoke one first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 1048576 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    deletetoken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Token id */
+                "token-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked; the body is empty. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token revoking another token: that takes the password (`WWW-Authenticate: Bearer error="insufficient_scope"`). */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description You have no live token with this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    gettokensPlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live tokens. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the token was made: RFC 3339, UTC, with milliseconds */
+                        createdAt: string;
+                        /** @description When the token stops working: RFC 3339, UTC, with milliseconds */
+                        expiresAt: string;
+                        /** @description Token id */
+                        id: number;
+                        /** @description When it was last used, to the minute: RFC 3339, UTC, with milliseconds; null: never */
+                        lastUsedAt: string | null;
+                        /** @description The name given to the token: which app holds it */
+                        name: string;
+                        /**
+                         * @description `read`: every GET, the change feed, its stream and tickets, and revoking itself; `write`: whatever the user may do, but make or list tokens
+                         * @enum {string}
+                         */
+                        scope: "read" | "write";
+                    }[];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token: tokens are made and listed with the password only (`WWW-Authenticate: Bearer error="insufficient_scope"`). */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    posttokenPlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The new token */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When it stops working: an RFC 3339 date and time in the future, at most a year ahead; absent: a year from now
+                     */
+                    expiresAt?: string;
+                    /**
+                     * @description Which app will hold it, as you will see it in the list
+                     * @example Phone
+                     */
+                    name: string;
+                    /**
+                     * @description `read`: every GET, the change feed, its stream and tickets, and revoking itself; `write`: whatever the user may do, but make or list tokens
+                     * @enum {string}
+                     */
+                    scope: "read" | "write";
+                };
+            };
+        };
+        responses: {
+            /** @description The new token, with its secret. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description When the token was made: RFC 3339, UTC, with milliseconds */
+                        createdAt: string;
+                        /** @description When the token stops working: RFC 3339, UTC, with milliseconds */
+                        expiresAt: string;
+                        /** @description Token id */
+                        id: number;
+                        /** @description The name given to the token: which app holds it */
+                        name: string;
+                        /**
+                         * @description `read`: every GET, the change feed, its stream and tickets, and revoking itself; `write`: whatever the user may do, but make or list tokens
+                         * @enum {string}
+                         */
+                        scope: "read" | "write";
+                        /** @description The token, `mixtape_` and 43 characters: shown in this answer only (the service keeps its SHA-256, never the token). Send it as `Authorization: Bearer …`. */
+                        token: string;
+                    };
+                };
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token: tokens are made and listed with the password only (`WWW-Authenticate: Bearer error="insufficient_scope"`). */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description You have 50 live tokens already: revoke one first. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is larger than 1048576 bytes. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The body is not JSON (`text/plain` and form bodies are read as JSON only with the `security` header), or it is compressed (a `Content-Encoding` other than `identity`). */
+            415: {
+                headers: {
+                    /** @description `identity`, when the body was compressed. */
+                    "Accept-Encoding"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description Too many failed sign-in attempts, too many sign-ins from one address at once, or the configured rate limit is reached. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description An unexpected fault; `logdata.entry` finds it in the server log. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The database cannot answer now, too many sign-ins or large requests are being served, or the service is shutting down. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+        };
+    };
+    deletetokenPlural: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Token id */
+                "token-id": number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked; the body is empty. */
+            200: {
+                headers: {
+                    /** @description `no-store`: answers for one user are never cached on the way. */
+                    "Cache-Control"?: string;
+                    /** @description `security, Authorization`: the answer depends on the credential. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad parameter, id or body: `errormsg` names the field and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description The credential is missing, malformed or wrong, or the app token is malformed, unknown, revoked or expired. */
+            401: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description A token revoking another token: that takes the password (`WWW-Authenticate: Bearer error="insufficient_scope"`). */
+            403: {
+                headers: {
+                    /** @description `Basic realm="mixtape", charset="UTF-8"`; with an app token (1.11.0), `Bearer error="invalid_token"` (401) or `Bearer error="insufficient_scope"` (403). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error"];
+                };
+            };
+            /** @description You have no live token with this id. */
             404: {
                 headers: {
                     [name: string]: unknown;

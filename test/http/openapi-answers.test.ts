@@ -874,9 +874,91 @@ describeEachDatabase('folders that match the document (%s)', { MIXTAPE_FOLDERS_M
   }
 });
 
+describeEachDatabase('app tokens that match the document (%s)', (t) => {
+  for (const tokens of ['/v3/token', '/v3/tokens'] as const) {
+    it(`tokens at ${tokens}, their failures, and a read token refused every change`, async () => {
+      const security = await t.addUser();
+      const json = { 'content-type': 'application/json' };
+      const one = `${tokens}/{token-id}`;
+      const call = async (method: Method, path: string, status: number, request: Partial<InjectRequest>) => {
+        const response = await conforming(t, method, path, {
+          url: '',
+          ...request,
+          headers: { security, ...request.headers },
+        });
+        expect(response.statusCode, `${method} ${path} ${response.body}`).toBe(status);
+        return response;
+      };
+      const made = async (scope: 'read' | 'write') =>
+        (await call('post', tokens, 200, { url: tokens, headers: json, payload: { name: 'App', scope } })).json<{
+          id: number;
+          token: string;
+        }>();
+      const reader = await made('read');
+      const writer = await made('write');
+      await call('get', tokens, 200, { url: tokens });
+      await call('post', tokens, 400, { url: tokens, headers: json, payload: { name: 'App', scope: 'admin' } });
+      await call('post', tokens, 413, {
+        url: tokens,
+        headers: json,
+        payload: JSON.stringify({ name: 'x', scope: 'read', pad: 'x'.repeat(t.config.limits.bodyBytes) }),
+      });
+      await call('post', tokens, 415, { url: tokens, headers: { 'content-type': 'application/xml' }, payload: '<x/>' });
+      for (let i = 2; i < 50; i++) await made('read');
+      await call('post', tokens, 409, { url: tokens, headers: json, payload: { name: 'One too many', scope: 'read' } });
+      const bearer = (token: string) => ({ security: `Bearer ${token}` });
+      await call('post', tokens, 403, { url: tokens, headers: { ...json, ...bearer(writer.token) }, payload: {} });
+      await call('get', tokens, 403, { url: tokens, headers: bearer(writer.token) });
+      await call('delete', one, 403, { url: `${tokens}/${writer.id}`, headers: bearer(reader.token) });
+      await call('delete', one, 400, { url: `${tokens}/0` });
+      await call('delete', one, 404, { url: `${tokens}/999999` });
+
+      // Every change the document lists refuses a read token, before anything else is read.
+      if (tokens === '/v3/token') {
+        const changes = documentedOperations().filter((op) => {
+          const [method, path] = op.split(' ') as [string, string];
+          const listed = operation(path, method.toLowerCase() as Method);
+          return method !== 'GET' && !path.startsWith('/v3/token') && listed.security?.some((s) => 'bearer' in s);
+        });
+        expect(changes.length).toBeGreaterThan(20);
+        for (const op of changes) {
+          const [method, path] = op.split(' ') as [string, string];
+          const url = path.replace(/\{[^}]+\}/g, '1');
+          const lower = method.toLowerCase() as Method;
+          if (path === '/v3/changes/tickets') {
+            await call(lower, path, 200, { url, headers: bearer(reader.token) });
+            continue;
+          }
+          const response = await call(lower, path, 403, {
+            url,
+            headers: { ...json, ...bearer(reader.token) },
+            payload: '{}',
+          });
+          expect(response.headers['www-authenticate'], op).toBe('Bearer error="insufficient_scope"');
+        }
+      }
+      await call('delete', one, 200, { url: `${tokens}/${reader.id}`, headers: bearer(reader.token) });
+      for (const [method, path, request] of [
+        ['get', tokens, { url: tokens }],
+        ['post', tokens, { url: tokens, headers: json, payload: { name: 'x', scope: 'read' } }],
+        ['delete', one, { url: `${tokens}/${writer.id}` }],
+      ] as const) {
+        expect((await conforming(t, method, path, request)).statusCode).toBe(401);
+      }
+      const revoked = await conforming(t, 'get', tokens, { url: tokens, headers: bearer(reader.token) });
+      expect(revoked.statusCode).toBe(401);
+      expect(revoked.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    });
+  }
+});
+
 /** An alias is the same route as its singular path (routeWithPluralAlias), so its statuses are seen there. */
 const singular = (op: string) =>
-  op.replace('/v3/playlists', '/v3/playlist').replace('/v3/songs', '/v3/song').replace('/v3/folders', '/v3/folder');
+  op
+    .replace('/v3/playlists', '/v3/playlist')
+    .replace('/v3/songs', '/v3/song')
+    .replace('/v3/folders', '/v3/folder')
+    .replace('/v3/tokens', '/v3/token');
 
 /** Answers of one operation that are not seen here, and where they are. */
 const UNSEEN_ANSWERS = new Map<string, string>([

@@ -69,7 +69,7 @@ describe('docs/openapi.json', () => {
 
   it('is OpenAPI 3.1 for API version 1.7.0', () => {
     expect(committed.openapi).toMatch(/^3\.1\.\d+$/);
-    expect(committed.info.version).toBe('1.10.0');
+    expect(committed.info.version).toBe('1.11.0');
   });
 
   it('has the paths of the API and the operationIds of musicapi.yaml on the singular ones', () => {

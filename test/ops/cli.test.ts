@@ -91,6 +91,8 @@ const COMMANDS: string[][] = [
   ['user', 'passwd'],
   ['user', 'remove'],
   ['user', 'list'],
+  ['user', 'tokens'],
+  ['user', 'revoke-token'],
   ['playlist'],
   ['playlist', 'deleted'],
   ['playlist', 'restore'],
@@ -142,7 +144,7 @@ describe.concurrent('the mixtape CLI (SQLite)', () => {
         '2026-12-01-revision-copies, 2026-12-02-sharing, 2026-12-03-shared-feed, 2026-12-04-library-version, ' +
         '2026-12-05-membership-changes, 2026-12-06-entries, 2026-12-07-smart-playlists, 2026-12-08-smart-sources, ' +
         '2026-12-09-smart-rights, 2026-12-10-edit-keys-and-song-count, 2026-12-11-stream-tickets, 2026-12-12-catalog-changes, ' +
-        '2026-12-13-edit-key-writes, 2026-12-14-entry-origins, 2026-12-15-library\n',
+        '2026-12-13-edit-key-writes, 2026-12-14-entry-origins, 2026-12-15-library, 2026-12-16-app-tokens\n',
     );
     const again = await mixtape(['migrate'], { env: { DATABASE_URL: url } });
     expect(again).toMatchObject({ code: 0, stdout: 'The schema is up to date.\n' });

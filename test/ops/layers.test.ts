@@ -43,6 +43,8 @@ const FLOORS: readonly Unit[] = [
   { name: 'users', paths: ['users/'] },
   // Basic credentials, their hashes and cache, the sign-in throttle; the HMAC key.
   { name: 'credentials', paths: ['credentials/'] },
+  // App tokens (1.11.0): made, listed and revoked, and the check of a Bearer credential that the authenticator calls.
+  { name: 'tokens', paths: ['tokens/'] },
   // The wake-ups after each commit across instances, reads that wait for one, and the stream's tickets.
   { name: 'live', paths: ['live/'] },
   // Search by words: the playlists' documents and bounded searches of them and of the catalog.
