@@ -88,12 +88,16 @@ export async function streamChanges(
   let again: number | undefined;
   // Whether a wake-up's change was still not listed after its reads again (PostgreSQL).
   let held = false;
+  // The token the end event carries: the last event's (a read that lists nothing, after a wake-up for a change of
+  // another kind, moves no position the client needs, and the end then says the same as the event before it).
+  let resume = page.next;
   try {
     if (page.changes.length > 0 || since === undefined) await write(event('changes', page));
     else await write(': ready\n\n');
     while (client.open) {
       if (page.more) {
         page = await read(page.next);
+        resume = page.next;
         await write(event('changes', page));
         continue;
       }
@@ -111,7 +115,10 @@ export async function streamChanges(
       }
       const next = await read(page.next);
       page = next;
-      if (next.changes.length > 0) await write(event('changes', next));
+      if (next.changes.length > 0) {
+        resume = next.next;
+        await write(event('changes', next));
+      }
       // As waiting.ts `waitForChange`: only where the feed may hold a change back, and at most SETTLE_READS times.
       const woken = reason === 'woken';
       again =
@@ -131,7 +138,7 @@ export async function streamChanges(
   }
   try {
     // A last event with the token to resume from; the client reconnects with it as Last-Event-ID.
-    await write(`event: end\nid: ${page.next}\ndata: {}\n\n`);
+    await write(`event: end\nid: ${resume}\ndata: {}\n\n`);
   } catch {
     // The client is gone.
   } finally {
