@@ -5,6 +5,7 @@ import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
 import { prepared } from '../db/postgres.js';
 import type { Database } from '../db/schema.js';
 import type { MemberRole } from '../domain/roles.js';
+import { songCount } from './write/store.repository.js';
 
 type Q = Kysely<Database>;
 
@@ -57,23 +58,7 @@ const accessRow = compiledOnce(
 
 const accessRowCounted = compiledOnce(
   'playlist-access-counted',
-  (p: { id: number; userId: number }) => (q) =>
-    accessRowQuery(q, p).select((eb) =>
-      // What its current version's revision recorded, one row by its key; counted only when that is not kept.
-      eb.fn
-        .coalesce(
-          eb
-            .selectFrom('playlist_revisions as r')
-            .select('r.song_count')
-            .whereRef('r.playlist_id', '=', 'p.id')
-            .whereRef('r.version', '=', 'p.version'),
-          eb
-            .selectFrom('playlist_songs as s')
-            .select((count) => count.fn.countAll<number | string>().as('songs'))
-            .whereRef('s.playlist_id', '=', 'p.id'),
-        )
-        .as('song_count'),
-    ),
+  (p: { id: number; userId: number }) => (q) => accessRowQuery(q, p).select(songCount.as('song_count')),
 );
 
 /** A caller's `AccessRow` as `playlistAccessRows` reads it: which request it answers. */

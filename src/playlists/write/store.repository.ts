@@ -49,30 +49,16 @@ export async function playlistLength(q: Q, id: number): Promise<number> {
 }
 
 /**
- * The songs its current version's revision recorded (one row by its key, whatever the length); counted when that
- * revision is not kept. No row: the playlist is gone (0).
+ * The songs of the playlist `p`: what its current version's revision recorded, one row by its key; counted only when
+ * that revision is not kept.
  */
+export const songCount = sql<number | string>`coalesce(
+  (SELECT r.song_count FROM playlist_revisions r WHERE r.playlist_id = p.id AND r.version = p.version),
+  (SELECT count(*) FROM playlist_songs s WHERE s.playlist_id = p.id))`;
+
 const countEntries = compiledOnce(
   'count-entries',
-  (p: { id: number }) => (q) =>
-    q
-      .selectFrom('playlists as p')
-      .select((eb) =>
-        eb.fn
-          .coalesce(
-            eb
-              .selectFrom('playlist_revisions as r')
-              .select('r.song_count')
-              .whereRef('r.playlist_id', '=', 'p.id')
-              .whereRef('r.version', '=', 'p.version'),
-            eb
-              .selectFrom('playlist_songs as s')
-              .select((count) => count.fn.countAll<number | string>().as('n'))
-              .whereRef('s.playlist_id', '=', 'p.id'),
-          )
-          .as('songs'),
-      )
-      .where('p.id', '=', p.id),
+  (p: { id: number }) => (q) => q.selectFrom('playlists as p').select(songCount.as('songs')).where('p.id', '=', p.id),
 );
 
 const rowForWrite = (q: Q, id: number) =>
