@@ -6,7 +6,6 @@ import { catalogVersion } from '../../db/playlist-changes.js';
 import { prepared } from '../../db/postgres.js';
 import type { Database, PlaylistRevisionTable } from '../../db/schema.js';
 import { joinIds, recordDelete } from '../../history/revision.repository.js';
-import { libraryChanged } from '../../library/library.repository.js';
 import { replacePlaylistDocument } from '../../search/search.repository.js';
 import type { StoredEntry } from '../entry-order.js';
 
@@ -224,8 +223,6 @@ export interface RowChanges {
   readonly version: number;
   readonly nextEntry: number;
   readonly ownerId: number;
-  /** Whether the name changes: the library version of its owner and members then changes too (library/). */
-  readonly renamed: boolean;
   /** The search document after the write; undefined when it is the one stored already. */
   readonly doc: string | undefined;
   readonly revision: Insertable<PlaylistRevisionTable>;
@@ -295,7 +292,6 @@ export async function saveChanges(trx: Q, id: number, changes: RowChanges): Prom
   });
   await insertRevision(trx, changes.revision);
   if (changes.doc !== undefined) await replacePlaylistDocument(trx, changes.ownerId, id, changes.doc);
-  if (changes.renamed) await libraryChanged(trx, 'sqlite', { users: [changes.ownerId], membersOf: id });
   const ids = rows[0]?.dependents;
   return ids == null || ids === ''
     ? []
@@ -388,15 +384,6 @@ export async function saveChangesAtOnce(
     ), document AS (
       UPDATE playlist_documents SET doc = ${changes.doc ?? ''}
       WHERE owner_id = ${changes.ownerId} AND playlist_id = (SELECT id FROM locked) AND ${changes.doc !== undefined}
-    ), library AS (
-      INSERT INTO library_changes (user_id, seq, at)
-      SELECT x.user_id, nextval('library_changes_seq'), ${changes.at}
-      FROM (SELECT ${changes.ownerId}::bigint AS user_id UNION SELECT user_id FROM playlist_members
-        WHERE playlist_id = ${id}) x
-      WHERE ${changes.renamed} AND EXISTS (SELECT 1 FROM locked)
-      ORDER BY x.user_id
-      ON CONFLICT (user_id) DO UPDATE SET seq = nextval('library_changes_seq'),
-        xid = pg_current_xact_id()::text::bigint, at = excluded.at
     ), saved AS (
       UPDATE playlists SET name = ${changes.name}, version = ${changes.version}, next_entry = ${changes.nextEntry},
         rules = ${changes.rules}::text
@@ -482,9 +469,8 @@ export async function insertRevision(trx: Q, revision: RevisionRow): Promise<voi
 /**
  * PostgreSQL: a whole create in one statement, and so one round trip and its own transaction: the owner's slot
  * under the quota, the playlist's row, its entries, its first revision (a snapshot of its slots, as
- * `revisionRow` makes one for a create), its search document, for a smart playlist the playlists its rules name, and
- * the owner's library version (as library.repository.ts's `libraryChanged` writes it). Undefined, with nothing
- * written, when the owner has `quota` playlists already. Seven round trips (`BEGIN`, five statements, `COMMIT`) answered 0.63 as many
+ * `revisionRow` makes one for a create), its search document and, for a smart playlist, the playlists its rules
+ * name. Undefined, with nothing written, when the owner has `quota` playlists already. Seven round trips (`BEGIN`, five statements, `COMMIT`) answered 0.63 as many
  * creates a second (bench/results/HISTORY.md).
  */
 export async function createPlaylistAtOnce(q: Q, playlist: NewPlaylistRow, quota: number): Promise<number | undefined> {
@@ -517,11 +503,6 @@ export async function createPlaylistAtOnce(q: Q, playlist: NewPlaylistRow, quota
     ), sources AS (
       INSERT INTO smart_sources (source_id, playlist_id)
       SELECT s.source_id, playlist.id FROM playlist, unnest(${sources}::bigint[]) AS s (source_id)
-    ), library AS (
-      INSERT INTO library_changes (user_id, seq, at)
-      SELECT ${ownerId}, nextval('library_changes_seq'), ${now} FROM playlist
-      ON CONFLICT (user_id) DO UPDATE SET seq = nextval('library_changes_seq'),
-        xid = pg_current_xact_id()::text::bigint, at = excluded.at
     )
     SELECT id FROM playlist`.execute(q);
   const row = result.rows[0];

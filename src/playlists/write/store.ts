@@ -274,6 +274,9 @@ export function playlistStore(db: Db) {
         const created = await createPlaylistAtOnce(q, row, quota);
         if (created === undefined) throw quotaReached(quota);
         id = created;
+        // A statement of its own after the create's: every write takes the user's row first, then their tree's
+        // version (within one statement PostgreSQL does not say in which order its parts lock rows).
+        await libraryChanged(q, db.dialect, { users: [ownerId] });
       } else {
         id = await db.write(async (trx) => {
           if ((await reservePlaylistSlot(trx, ownerId, quota)) === undefined) throw quotaReached(quota);
@@ -391,7 +394,6 @@ export function playlistStore(db: Db) {
           version,
           nextEntry: plan.nextEntry,
           ownerId: current.ownerId,
-          renamed: decision.name !== current.name,
           // A move, or songs the playlist had already, leave the document as it is: it is not written again.
           doc: known?.doc === doc ? undefined : doc,
           revision,
@@ -399,6 +401,11 @@ export function playlistStore(db: Db) {
           rulesStatus,
         });
         if (dependents === undefined) return NOT_SAVED;
+        // After the save's statement, whose trigger takes the user's row: every write takes that row first, then
+        // their tree's version, so that two of them never wait for each other (PostgreSQL).
+        if (decision.name !== current.name) {
+          await libraryChanged(trx, db.dialect, { users: [current.ownerId], membersOf: id });
+        }
         return {
           answer: written(id, version, current.catalogVersion, decision.name, plan.entries, songs, rules, rulesStatus, {
             changed: true,
