@@ -1,3 +1,5 @@
+import { Type } from '@sinclair/typebox';
+import { ApiError } from './errors.js';
 /**
  * Times as the API takes and answers them. Every time a client sends (a link's `expiresAt`, a smart playlist's
  * `added` `before` and `after`) is read by `rfc3339Millis`, and every time answered is written by `rfc3339`, so that
@@ -6,6 +8,25 @@
 
 /** What a client is told a time must be, after the field's name. */
 export const TIME_RULE = 'an RFC 3339 date-time from year 0000 to 9999 in UTC, without a leap second';
+
+/** The schema of an `expiresAt` a client sends (a link's, a token's): optional, read as `futureTime` reads it. */
+export const expiresAtSchema = (description: string) =>
+  Type.Optional(
+    Type.String({
+      maxLength: 64,
+      format: 'date-time',
+      'x-message': `must be ${TIME_RULE}, such as 2030-01-31T18:00:00Z`,
+      description,
+    }),
+  );
+
+/** A time a client sends as `field` that must be after `now`, as milliseconds; 400 naming the field otherwise. */
+export function futureTime(sent: string, field: string, now: number): number {
+  const at = rfc3339Millis(sent);
+  if (at === undefined) throw ApiError.badRequest(`"${field}" must be ${TIME_RULE}.`);
+  if (at <= now) throw ApiError.badRequest(`"${field}" must be in the future.`);
+  return at;
+}
 
 // RFC 3339's date-time (section 5.6): `T` and `Z` in either case, or a space for the `T` as its note allows; any
 // fraction of a second (read to the millisecond, the rest dropped); `Z` or an offset of hours and minutes.

@@ -14,7 +14,7 @@ import {
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { Id } from '../http/schemas.js';
-import { TIME_RULE } from '../http/times.js';
+import { expiresAtSchema } from '../http/times.js';
 import { PlaylistParams } from '../playlists/playlist.schemas.js';
 import type { LinkService } from './links.service.js';
 
@@ -44,14 +44,8 @@ const NewLink = Type.Object({
 });
 const NewLinkBody = Type.Object(
   {
-    expiresAt: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        format: 'date-time',
-        'x-message': `must be ${TIME_RULE}, such as 2030-01-31T18:00:00Z`,
-        description:
-          'When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z)',
-      }),
+    expiresAt: expiresAtSchema(
+      'When the link stops opening the playlist: an RFC 3339 date and time in the future (2030-01-31T18:00:00Z)',
     ),
   },
   { additionalProperties: false, description: 'The new link; `{}` (or no body) for one that never expires' },

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
-import { rfc3339, rfc3339Millis, TIME_RULE } from '../http/times.js';
+import { futureTime, rfc3339 } from '../http/times.js';
 import { lockPlaylist } from '../playlists/playlist.repository.js';
 import type { PlaylistService } from '../playlists/playlist.service.js';
 import * as links from './links.repository.js';
@@ -48,11 +48,7 @@ export function linkService(db: Db, playlists: PlaylistService, linksMax: number
       const now = Date.now();
       let expires: number | null = null;
       if (expiresAt !== undefined) {
-        // The route's schema checked it with the same reading.
-        const at = rfc3339Millis(expiresAt);
-        if (at === undefined) throw ApiError.badRequest(`"expiresAt" must be ${TIME_RULE}.`);
-        if (at <= now) throw ApiError.badRequest('"expiresAt" must be in the future.');
-        expires = at;
+        expires = futureTime(expiresAt, 'expiresAt', now);
       }
       const { ownerId } = await access.requireAccess(userId, playlistId, 'own');
       const token = randomBytes(TOKEN_BYTES).toString('base64url');

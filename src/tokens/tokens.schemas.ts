@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { TIME_RULE } from '../http/times.js';
+import { expiresAtSchema } from '../http/times.js';
 
 /** The longest name a token may have, in characters. */
 export const TOKEN_NAME_MAX_LENGTH = 100;
@@ -33,14 +33,8 @@ export const NewTokenBody = Type.Object(
       examples: ['Phone'],
     }),
     scope: Scope,
-    expiresAt: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        format: 'date-time',
-        'x-message': `must be ${TIME_RULE}, such as 2030-01-31T18:00:00Z`,
-        description:
-          'When it stops working: an RFC 3339 date and time in the future, at most a year ahead; absent: a year from now',
-      }),
+    expiresAt: expiresAtSchema(
+      'When it stops working: an RFC 3339 date and time in the future, at most a year ahead; absent: a year from now',
     ),
   },
   { additionalProperties: false, description: 'The new token' },

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.js';
 import type { Caller } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
-import { rfc3339, rfc3339Millis, TIME_RULE } from '../http/times.js';
+import { futureTime, rfc3339 } from '../http/times.js';
 import { userName } from '../users/user-name.js';
 import { findUserByName } from '../users/user.repository.js';
 import * as tokens from './tokens.repository.js';
@@ -74,10 +74,7 @@ export function tokenService(db: Db, now: () => number = Date.now) {
       const at = now();
       let expires = at + TOKEN_LIFETIME_MS;
       if (expiresAt !== undefined) {
-        // The route's schema checked it with the same reading.
-        const read = rfc3339Millis(expiresAt);
-        if (read === undefined) throw ApiError.badRequest(`"expiresAt" must be ${TIME_RULE}.`);
-        if (read <= at) throw ApiError.badRequest('"expiresAt" must be in the future.');
+        const read = futureTime(expiresAt, 'expiresAt', at);
         if (read > expires) throw ApiError.badRequest('"expiresAt" must be at most a year (365 days) ahead.');
         expires = read;
       }
