@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { compiledOnce } from '../db/compiled.js';
 import type { Dialect } from '../db/database.js';
 import { ownPlaylists, sharedPlaylists } from '../db/access-rule.js';
 import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
@@ -41,11 +42,87 @@ export interface LibraryChange {
 export async function libraryChanged(trx: Q, dialect: Dialect, change: LibraryChange): Promise<void> {
   const users = [...new Set(change.users ?? [])];
   if (users.length === 0 && change.membersOf === undefined) return;
+  if (users.length === 1) {
+    // The everyday case (a write by one user, of their own playlist and its members' trees): compiled once.
+    const params = { user: users[0]!, at: Date.now() };
+    if (change.membersOf === undefined) await (dialect === 'postgres' ? ownPg : ownSqlite)(trx, params);
+    else await (dialect === 'postgres' ? withMembersPg : withMembersSqlite)(trx, { ...params, id: change.membersOf });
+  } else await manyChanged(trx, dialect, users, change.membersOf);
+  if (change.unplace !== undefined) await unplace(trx, users, change.membersOf, change.unplace);
+}
+
+/** The next version on SQLite, one writer at a time: the largest written plus one (several users may share it). */
+const nextSqlite = sql<number>`(SELECT coalesce(max(seq), 0) + 1 FROM library_changes)`;
+/** On PostgreSQL: the sequence's next number. */
+const nextPg = sql<number>`nextval('library_changes_seq')`;
+const thisXid = sql<number>`pg_current_xact_id()::text::bigint`;
+
+const ownSqlite = compiledOnce(
+  'library-changed',
+  (p: { user: number; at: number }) => (q) =>
+    q
+      .insertInto('library_changes')
+      .values({ user_id: p.user, seq: nextSqlite, at: p.at })
+      .onConflict((oc) =>
+        oc.column('user_id').doUpdateSet((eb) => ({ seq: eb.ref('excluded.seq'), at: eb.ref('excluded.at') })),
+      ),
+);
+const ownPg = compiledOnce(
+  'library-changed',
+  (p: { user: number; at: number }) => (q) =>
+    q
+      .insertInto('library_changes')
+      .values({ user_id: p.user, seq: nextPg, at: p.at })
+      .onConflict((oc) =>
+        oc.column('user_id').doUpdateSet((eb) => ({ seq: nextPg, xid: thisXid, at: eb.ref('excluded.at') })),
+      ),
+);
+/** The user (first: the lower ids lock first on PostgreSQL) and the members of the playlist `id`. */
+const userAndMembers = (p: { user: number; id: number }) => (q: Q) =>
+  q
+    .selectFrom('users')
+    .select('id as user_id')
+    .where('id', '=', p.user)
+    .union(q.selectFrom('playlist_members').select('user_id').where('playlist_id', '=', p.id));
+const withMembersSqlite = compiledOnce(
+  'library-changed-members',
+  (p: { user: number; id: number; at: number }) => (q) =>
+    q
+      .insertInto('library_changes')
+      .columns(['user_id', 'seq', 'at'])
+      .expression(
+        q
+          .selectFrom(userAndMembers(p)(q).as('x'))
+          .select(['x.user_id', nextSqlite.as('seq'), sql<number>`${p.at}`.as('at')])
+          // SQLite reads an upsert's ON after a bare FROM as a join's: the WHERE ends the select.
+          .where(sql<boolean>`true`),
+      )
+      .onConflict((oc) =>
+        oc.column('user_id').doUpdateSet((eb) => ({ seq: eb.ref('excluded.seq'), at: eb.ref('excluded.at') })),
+      ),
+);
+const withMembersPg = compiledOnce(
+  'library-changed-members',
+  (p: { user: number; id: number; at: number }) => (q) =>
+    q
+      .insertInto('library_changes')
+      .columns(['user_id', 'seq', 'at'])
+      .expression(
+        q
+          .selectFrom(userAndMembers(p)(q).as('x'))
+          .select(['x.user_id', nextPg.as('seq'), sql<number>`${p.at}::bigint`.as('at')])
+          .orderBy('x.user_id'),
+      )
+      .onConflict((oc) =>
+        oc.column('user_id').doUpdateSet((eb) => ({ seq: nextPg, xid: thisXid, at: eb.ref('excluded.at') })),
+      ),
+);
+
+/** `libraryChanged` for several users (a share names two), built for each call. */
+async function manyChanged(trx: Q, dialect: Dialect, users: readonly number[], membersOf: number | undefined) {
   const sources = [
     ...(users.length === 0 ? [] : [sql`SELECT id AS user_id FROM users WHERE id IN (${sql.join(users)})`]),
-    ...(change.membersOf === undefined
-      ? []
-      : [sql`SELECT user_id FROM playlist_members WHERE playlist_id = ${change.membersOf}`]),
+    ...(membersOf === undefined ? [] : [sql`SELECT user_id FROM playlist_members WHERE playlist_id = ${membersOf}`]),
   ];
   const named = sql.join(sources, sql` UNION `);
   const at = Date.now();
@@ -61,20 +138,19 @@ export async function libraryChanged(trx: Q, dialect: Dialect, change: LibraryCh
       WHERE true
       ON CONFLICT (user_id) DO UPDATE SET seq = excluded.seq, at = excluded.at`.execute(trx);
   }
-  if (change.unplace === undefined) return;
+}
+
+/** Takes the playlist `id` out of the trees of `users` and of its members'. */
+async function unplace(trx: Q, users: readonly number[], membersOf: number | undefined, id: number) {
   await trx
     .deleteFrom('library_placements')
-    .where('playlist_id', '=', change.unplace)
+    .where('playlist_id', '=', id)
     .where((eb) => {
       const either = [];
       if (users.length > 0) either.push(eb('user_id', 'in', users));
-      if (change.membersOf !== undefined) {
+      if (membersOf !== undefined) {
         either.push(
-          eb(
-            'user_id',
-            'in',
-            eb.selectFrom('playlist_members').select('user_id').where('playlist_id', '=', change.membersOf),
-          ),
+          eb('user_id', 'in', eb.selectFrom('playlist_members').select('user_id').where('playlist_id', '=', membersOf)),
         );
       }
       return eb.or(either);
