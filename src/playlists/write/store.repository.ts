@@ -469,8 +469,12 @@ export async function insertRevision(trx: Q, revision: RevisionRow): Promise<voi
 /**
  * PostgreSQL: a whole create in one statement, and so one round trip and its own transaction: the owner's slot
  * under the quota, the playlist's row, its entries, its first revision (a snapshot of its slots, as
- * `revisionRow` makes one for a create), its search document and, for a smart playlist, the playlists its rules
- * name. Undefined, with nothing written, when the owner has `quota` playlists already. Seven round trips (`BEGIN`, five statements, `COMMIT`) answered 0.63 as many
+ * `revisionRow` makes one for a create), its search document, for a smart playlist the playlists its rules name, and
+ * the owner's tree's version (as library.repository.ts's `libraryChanged` writes it). Every write takes the user's row
+ * before their tree's version, so that two never deadlock: here the version's row is written from `playlist`, which
+ * is made from `slot`, the user's row, so PostgreSQL cannot write it first; the statement's trigger
+ * (`count_library_version`) takes the user's row again at its end. Undefined, with nothing written, when the owner
+ * has `quota` playlists already. Seven round trips (`BEGIN`, five statements, `COMMIT`) answered 0.63 as many
  * creates a second (bench/results/HISTORY.md).
  */
 export async function createPlaylistAtOnce(q: Q, playlist: NewPlaylistRow, quota: number): Promise<number | undefined> {
@@ -503,6 +507,11 @@ export async function createPlaylistAtOnce(q: Q, playlist: NewPlaylistRow, quota
     ), sources AS (
       INSERT INTO smart_sources (source_id, playlist_id)
       SELECT s.source_id, playlist.id FROM playlist, unnest(${sources}::bigint[]) AS s (source_id)
+    ), library AS (
+      INSERT INTO library_changes (user_id, seq, at)
+      SELECT ${ownerId}, nextval('library_changes_seq'), ${now} FROM playlist
+      ON CONFLICT (user_id) DO UPDATE SET seq = nextval('library_changes_seq'),
+        xid = pg_current_xact_id()::text::bigint, at = excluded.at
     )
     SELECT id FROM playlist`.execute(q);
   const row = result.rows[0];

@@ -274,9 +274,6 @@ export function playlistStore(db: Db) {
         const created = await createPlaylistAtOnce(q, row, quota);
         if (created === undefined) throw quotaReached(quota);
         id = created;
-        // A statement of its own after the create's: every write takes the user's row first, then their tree's
-        // version (within one statement PostgreSQL does not say in which order its parts lock rows).
-        await libraryChanged(q, db.dialect, { users: [ownerId] });
       } else {
         id = await db.write(async (trx) => {
           if ((await reservePlaylistSlot(trx, ownerId, quota)) === undefined) throw quotaReached(quota);
