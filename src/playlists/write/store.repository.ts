@@ -6,6 +6,7 @@ import { catalogVersion } from '../../db/playlist-changes.js';
 import { prepared } from '../../db/postgres.js';
 import type { Database, PlaylistRevisionTable } from '../../db/schema.js';
 import { joinIds, recordDelete } from '../../history/revision.repository.js';
+import { libraryChanged } from '../../library/library.repository.js';
 import { replacePlaylistDocument } from '../../search/search.repository.js';
 import type { StoredEntry } from '../entry-order.js';
 
@@ -223,6 +224,8 @@ export interface RowChanges {
   readonly version: number;
   readonly nextEntry: number;
   readonly ownerId: number;
+  /** Whether the name changes: the version of the trees of its owner and members changes too (library/). */
+  readonly renamed: boolean;
   /** The search document after the write; undefined when it is the one stored already. */
   readonly doc: string | undefined;
   readonly revision: Insertable<PlaylistRevisionTable>;
@@ -292,6 +295,7 @@ export async function saveChanges(trx: Q, id: number, changes: RowChanges): Prom
   });
   await insertRevision(trx, changes.revision);
   if (changes.doc !== undefined) await replacePlaylistDocument(trx, changes.ownerId, id, changes.doc);
+  if (changes.renamed) await libraryChanged(trx, 'sqlite', { users: [changes.ownerId], membersOf: id });
   const ids = rows[0]?.dependents;
   return ids == null || ids === ''
     ? []
@@ -343,7 +347,10 @@ export async function writeEntries(trx: Q, id: number, written: readonly StoredE
  * `saveChanges` on PostgreSQL, in one statement, made on the playlist at version `from`: entries removed and written
  * (an upsert by entry, so that the delete and the writes touch different rows whatever order they run in), the row's
  * name, version and next entry, the revision and the search document: one round trip where a change at the front
- * took five (bench/results/HISTORY.md, "Edits and members' lists"). It writes only when the playlist
+ * took five (bench/results/HISTORY.md, "Edits and members' lists"); a rename counts up the version of the trees of its
+ * owner and members (as library.repository.ts's `libraryChanged`), after taking the owner's row (`owner`), which the
+ * statement's trigger (`count_library_version`) takes at its end: every write takes the user's row before their tree's
+ * version, so that two never deadlock. It writes only when the playlist
  * is still at `from` and no other transaction holds its row (`locked`, which never waits: the row a transaction of
  * this edit's own locked is its own); undefined when it wrote nothing. Otherwise it answers the smart playlists whose
  * rules name the playlist (`smart_sources`), which the store's listeners refresh, so that finding them costs no round
@@ -389,6 +396,17 @@ export async function saveChangesAtOnce(
         rules = ${changes.rules}::text
       WHERE id = (SELECT id FROM locked)
       RETURNING id
+    ), owner AS MATERIALIZED (
+      SELECT id FROM users WHERE id = ${changes.ownerId} AND ${changes.renamed} AND EXISTS (SELECT 1 FROM locked)
+      FOR UPDATE
+    ), library AS (
+      INSERT INTO library_changes (user_id, seq, at)
+      SELECT x.user_id, nextval('library_changes_seq'), ${changes.at}
+      FROM (SELECT id AS user_id FROM owner
+        UNION SELECT user_id FROM playlist_members WHERE playlist_id = ${id} AND EXISTS (SELECT 1 FROM owner)) x
+      ORDER BY x.user_id
+      ON CONFLICT (user_id) DO UPDATE SET seq = nextval('library_changes_seq'),
+        xid = pg_current_xact_id()::text::bigint, at = excluded.at
     )
     SELECT (SELECT count(*) FROM saved)::int AS saved,
       ARRAY(SELECT playlist_id FROM smart_sources WHERE source_id = ${id} ORDER BY playlist_id) AS dependents`.execute(

@@ -391,6 +391,7 @@ export function playlistStore(db: Db) {
           version,
           nextEntry: plan.nextEntry,
           ownerId: current.ownerId,
+          renamed: decision.name !== current.name,
           // A move, or songs the playlist had already, leave the document as it is: it is not written again.
           doc: known?.doc === doc ? undefined : doc,
           revision,
@@ -398,11 +399,6 @@ export function playlistStore(db: Db) {
           rulesStatus,
         });
         if (dependents === undefined) return NOT_SAVED;
-        // After the save's statement, whose trigger takes the user's row: every write takes that row first, then
-        // their tree's version, so that two of them never wait for each other (PostgreSQL).
-        if (decision.name !== current.name) {
-          await libraryChanged(trx, db.dialect, { users: [current.ownerId], membersOf: id });
-        }
         return {
           answer: written(id, version, current.catalogVersion, decision.name, plan.entries, songs, rules, rulesStatus, {
             changed: true,
