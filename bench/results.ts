@@ -10,6 +10,8 @@ import { ROOT, type CpuReading, type OwnScenario } from './service.js';
 export interface ScenarioResult {
   readonly name: string;
   readonly description: string;
+  /** The scenario this one is a variant of (see `versusLines`). */
+  readonly versus?: string;
   /**
    * Each level: the service's figures and the baseline's, their req/s ratio, the CPU ms a response cost; for the
    * scenarios the plain way answers (bench/plain-way.ts), its figures and the service's req/s ÷ its req/s.
@@ -130,6 +132,32 @@ const HEADER =
   'scenario|load|req/s|p50 ms|p99 ms|baseline req/s|baseline p50|baseline p99|ratio|' +
   'plain req/s|plain p50|plain p99|÷ plain|cpu ms/req|db cpu ms/req';
 
+/**
+ * Each scenario that is a variant of another that ran too (`versus`), level by level: its req/s and CPU ms a request
+ * (the service's, and the database's on PostgreSQL) ÷ the other's, with both figures.
+ */
+export function versusLines(scenarios: readonly ScenarioResult[]): string[] {
+  const fixed = (n: number) => n.toFixed(3);
+  return scenarios.flatMap(({ name, versus, levels }) => {
+    const other = scenarios.find((s) => s.name === versus);
+    if (other === undefined) return [];
+    return levels.flatMap(({ connections, service: s, cpu }) => {
+      const base = other.levels.find((l) => l.connections === connections);
+      if (base === undefined) return [];
+      const cpuText =
+        cpu === undefined || base.cpu === undefined
+          ? ''
+          : `; CPU ms a request ${fixed(cpu.serviceMs / base.cpu.serviceMs)} (${fixed(cpu.serviceMs)} ÷ ${fixed(base.cpu.serviceMs)})` +
+            (base.cpu.databaseMs > 0
+              ? `, database ${fixed(cpu.databaseMs / base.cpu.databaseMs)} (${fixed(cpu.databaseMs)} ÷ ${fixed(base.cpu.databaseMs)})`
+              : '');
+      return [
+        `${name} ÷ ${versus!}, ${connections} conn: req/s ${fixed(s.rps / base.service.rps)} (${Math.round(s.rps)} ÷ ${Math.round(base.service.rps)})${cpuText}`,
+      ];
+    });
+  });
+}
+
 /** The load scenarios' figures as a Markdown table, or as aligned text (numbers to the right). */
 export function formatLoad(results: BenchResults, markdown: boolean): string {
   const [fixed, mib] = [(n: number, digits = 0) => n.toFixed(digits), (bytes: number) => (bytes / 2 ** 20).toFixed(0)];
@@ -178,11 +206,13 @@ export function formatLoad(results: BenchResults, markdown: boolean): string {
     `${results.date}, ${git === undefined ? 'no git' : git.commit.slice(0, 12) + (git.dirty ? ' (uncommitted changes)' : '')}: ${results.command}`,
   ];
   const header = `${HEADER}|non-2xx|errors`.split('|');
-  if (markdown) return [...summary.map((text) => `- ${text}`), '', table(header.join('|'), rows)].join('\n');
+  const versus = versusLines(results.scenarios ?? []);
+  const after = versus.length === 0 ? [] : ['', ...versus.map((text) => (markdown ? `- ${text}` : text))];
+  if (markdown) return [...summary.map((text) => `- ${text}`), '', table(header.join('|'), rows), ...after].join('\n');
   const widths = header.map((_, column) => Math.max(...[header, ...rows].map((r) => r[column]!.length)));
   const line = (r: string[]) =>
     r.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
-  return [...summary, '', line(header), ...rows.map(line)].join('\n');
+  return [...summary, '', line(header), ...rows.map(line), ...after].join('\n');
 }
 
 /** A figure as a cell: a measurement as req/s, p50 / p99 ms; a latency as p50 / p99 / max ms; a list, joined. */

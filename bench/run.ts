@@ -23,7 +23,7 @@ import { datasetStore, ensureDataset } from './store.js';
 
 const NAMES = [...SCENARIOS.map((s) => s.name), ...OWN.map((s) => s.name)];
 /** Run only when named: they take long, or many of the machine's resources. */
-const NAMED_ONLY = ['smart', 'unasked-shares', 'live', 'entry-writes', 'long-playlists', 'library'];
+const NAMED_ONLY = ['smart', 'unasked-shares', 'live', 'entry-writes', 'long-playlists', 'library', 'get-token'];
 
 const USAGE = `Usage: npm run bench -- [options] (docs/benchmarks.md)
 
@@ -191,7 +191,8 @@ async function runScenario(
     );
     levels.push({ connections, service: s, baseline: b, ratio, plain: p, vsPlain, cpu });
   }
-  const result = { name: scenario.name, description: scenario.description, levels };
+  const versus = scenario.versus === undefined ? {} : { versus: scenario.versus };
+  const result = { name: scenario.name, description: scenario.description, ...versus, levels };
   if (scenario.halfPeak !== true) return result;
   const rate = Math.max(1, Math.round(Math.max(...levels.map((l) => l.service.rps)) / 2));
   const load = { connections: top, durationSeconds, rate };

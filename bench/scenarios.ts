@@ -44,6 +44,11 @@ export interface Scenario {
   readonly beforeRun?: () => void;
   /** Called once, before `requests`, on the service to be measured: what must exist there first. */
   readonly prepare?: (url: string, context: ScenarioContext) => Promise<void>;
+  /**
+   * The scenario this one is a variant of: when both run, their req/s and CPU ms a request are set side by side,
+   * this one's ÷ that one's, level by level.
+   */
+  readonly versus?: string;
   /** Settings the service must be started with (a service of its own is started for the scenario). */
   readonly settings?: Readonly<Record<string, string>>;
   requests(context: ScenarioContext): ScenarioRequest[];
@@ -186,13 +191,59 @@ function learnFromMerge(status: number, body: string): void {
   if (inserted !== null) merging.inserted.push(inserted[1]!);
 }
 
+const GET: Scenario = {
+  name: 'get',
+  plain: true,
+  description: "GET /v3/playlist/{id}: one of the caller's playlists of 10 songs",
+  requests: ({ users }) => each(users, 'tenSongPlaylistIds', '/v3/playlist/{id}'),
+  check: (answer) => checkSongs(answer, 10),
+};
+
+/** What the get-token scenario's tokens are named: a run revokes those an earlier run made before making its own. */
+const BENCH_TOKEN = 'bench get-token';
+
+/** Each active user's app token, made by the get-token scenario's set-up. */
+const appTokens = new Map<string, string>();
+
+/**
+ * One read token for each active user, made with the password (POST /v3/token); the tokens of an earlier run on the
+ * same data set are revoked first, so that runs never reach the limit of live tokens a user may have.
+ */
+async function prepareTokens(url: string, { users }: ScenarioContext): Promise<void> {
+  appTokens.clear();
+  const queue = [...users];
+  const worker = async () => {
+    for (let user = queue.shift(); user !== undefined; user = queue.shift()) {
+      const headers = { ...auth(user.name), 'content-type': 'application/json' };
+      const listed = await fetch(`${url}/v3/token`, { headers: auth(user.name) });
+      if (listed.status !== 200) throw new Error(`Listing ${user.name}'s tokens: status ${listed.status}`);
+      for (const { id, name } of (await listed.json()) as { id: number; name: string }[]) {
+        if (name === BENCH_TOKEN) await fetch(`${url}/v3/token/${id}`, { method: 'DELETE', headers: auth(user.name) });
+      }
+      const body = JSON.stringify({ name: BENCH_TOKEN, scope: 'read' });
+      const made = await fetch(`${url}/v3/token`, { method: 'POST', headers, body });
+      if (made.status !== 200) throw new Error(`A token for ${user.name}: status ${made.status}`);
+      appTokens.set(user.name, ((await made.json()) as { token: string }).token);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+}
+
 export const SCENARIOS: readonly Scenario[] = [
+  GET,
   {
-    name: 'get',
-    plain: true,
-    description: "GET /v3/playlist/{id}: one of the caller's playlists of 10 songs",
-    requests: ({ users }) => each(users, 'tenSongPlaylistIds', '/v3/playlist/{id}'),
-    check: (answer) => checkSongs(answer, 10),
+    // The get scenario's requests and check, each user's with their app token instead of their password.
+    ...GET,
+    name: 'get-token',
+    plain: false,
+    versus: 'get',
+    description: "GET /v3/playlist/{id} as get, with a read token of the caller's (Authorization: Bearer)",
+    prepare: prepareTokens,
+    requests: (context) =>
+      GET.requests(context).map((request) => ({
+        ...request,
+        headers: { ...request.headers, authorization: `Bearer ${appTokens.get(request.user.name)!}` },
+      })),
   },
   {
     name: 'list',
