@@ -38,6 +38,8 @@ const TOKEN_ATTEMPTS = '\u0000app-token';
 /** What checks an app token (tokens/tokens.service.ts, which app.ts passes): its caller, or undefined. */
 export interface BearerCheck {
   caller(token: string, source: Caller['source']): Promise<Caller | undefined>;
+  /** The token's caller when known without a promise, undefined otherwise (then `caller` decides). */
+  cached?(token: string, source: Caller['source']): Caller | undefined;
   /** A request with the token was answered. */
   used(tokenId: number): void;
 }
@@ -98,9 +100,12 @@ export class Authenticator implements CallerCheck {
 
   /**
    * The caller, when the credential was verified and rechecked recently enough to need nothing else: no promise,
-   * no database. Undefined otherwise (then `authenticate` decides).
+   * no database (an app token: when its check says so, `BearerCheck.cached`). Undefined otherwise (then
+   * `authenticate` decides).
    */
   cachedCaller(headers: Readonly<Record<string, string | string[] | undefined>>, address: string): Caller | undefined {
+    const bearer = bearerToken(headers);
+    if (bearer !== undefined) return this.#bearer?.cached?.(bearer.token, bearer.source);
     const found = credentialToken(headers);
     if (found.kind !== 'token' || /^bearer\s/i.test(found.token)) return undefined;
     const cached = this.#verified.get(this.#key.digest(found.token));

@@ -23,6 +23,7 @@ export interface TokenCaller {
   scope: TokenScope;
   user_id: number;
   name: string;
+  expires_at: number | string;
 }
 
 const LISTED = ['id', 'name', 'scope', 'created_at', 'expires_at', 'last_used_at'] as const;
@@ -38,7 +39,7 @@ const liveByDigest = compiledOnce(
     q
       .selectFrom('app_tokens as t')
       .innerJoin('users as u', 'u.id', 't.user_id')
-      .select(['t.id', 't.scope', 't.user_id', 'u.name'])
+      .select(['t.id', 't.scope', 't.user_id', 'u.name', 't.expires_at'])
       .where('t.digest', '=', p.digest)
       .where('t.expires_at', '>', p.now),
 );

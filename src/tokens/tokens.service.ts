@@ -54,18 +54,33 @@ const listed = (row: tokens.TokenRow): AppToken => ({
   lastUsedAt: row.last_used_at === null ? null : rfc3339(Number(row.last_used_at)),
 });
 
+/** A live token as last found by its digest (SQLite), with what every connection had committed before it was read. */
+interface Found {
+  readonly caller: Omit<Caller, 'source'>;
+  readonly expiresAt: number;
+  readonly committed: string;
+}
+
+/** Tokens kept as found, at most (SQLite). */
+const FOUND_MAX = 10_000;
+
 /**
  * App tokens (API 1.11.0): a credential a user makes for one app with their password, so that the app never keeps
  * the password; listed and revoked by the user. A token is made here and shown once, in the answer that made it; only
  * its SHA-256 is stored. A request with a token costs its digest and one indexed statement, compiled once, whatever
- * the token: nothing of a lookup is cached, so a revoked token fails at its next request on every instance. A use is
- * noted (`lastUsedAt`) after the answer, at most once a minute per token from each instance, off the request's path.
- * At most TOKENS_MAX live tokens per user; expired ones are forgotten when the user's next is made.
+ * the token, so that a revoked token fails at its next request on every instance. On SQLite a token found live is
+ * kept by its digest with the database's `dataVersion` read before the lookup: while nothing has been committed by
+ * any connection since (no revocation, no removal, on any instance) and it has not expired, its next request is
+ * answered from memory, without a statement or a promise (`cached`); any commit sends it to the lookup again. A use
+ * is noted (`lastUsedAt`) after the answer, at most once a minute per token from each instance, off the request's
+ * path. At most TOKENS_MAX live tokens per user; expired ones are forgotten when the user's next is made.
  */
 export function tokenService(db: Db, now: () => number = Date.now) {
   const q = db.kysely;
   /** When this instance last noted each token's use. */
   const noted = new LRUCache<number, number>({ max: 10_000 });
+  const { dataVersion } = db;
+  const found = dataVersion === undefined ? undefined : new LRUCache<string, Found>({ max: FOUND_MAX });
   const list = async (userId: number): Promise<AppToken[]> => (await tokens.liveTokens(q, userId, now())).map(listed);
 
   return {
@@ -108,16 +123,31 @@ export function tokenService(db: Db, now: () => number = Date.now) {
      */
     async caller(token: string, source: Caller['source']): Promise<Caller | undefined> {
       if (!TOKEN_FORM.test(token)) return undefined;
-      const found = await tokens.findLiveToken(q, tokenDigest(token), now());
-      if (found === undefined) return undefined;
-      return {
-        userId: found.user_id,
-        name: found.name,
-        source,
-        via: 'token',
-        scope: found.scope,
-        tokenId: Number(found.id),
-      };
+      const digest = tokenDigest(token);
+      // Read before the lookup: a commit after it, even one the lookup saw, sends the token to the lookup again.
+      const committed = dataVersion?.();
+      const row = await tokens.findLiveToken(q, digest, now());
+      if (row === undefined) return undefined;
+      const { user_id: userId, name, scope } = row;
+      const caller: Found['caller'] = { userId, name, via: 'token', scope, tokenId: Number(row.id) };
+      if (committed !== undefined) found?.set(digest, { caller, expiresAt: Number(row.expires_at), committed });
+      return { ...caller, source };
+    },
+
+    /**
+     * SQLite: the caller of a token found live by `caller` when nothing has been committed anywhere since and it has
+     * not expired, without a statement or a promise; undefined otherwise (then `caller` decides).
+     */
+    cached(token: string, source: Caller['source']): Caller | undefined {
+      if (found === undefined || !TOKEN_FORM.test(token)) return undefined;
+      const digest = tokenDigest(token);
+      const kept = found.get(digest);
+      if (kept === undefined) return undefined;
+      if (kept.expiresAt <= now() || kept.committed !== dataVersion!()) {
+        found.delete(digest);
+        return undefined;
+      }
+      return { ...kept.caller, source };
     },
 
     /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { expect, it, vi } from 'vitest';
 import { verifyPassword } from '../../src/credentials/password.js';
+import { tokenService } from '../../src/tokens/tokens.service.js';
 import { userService } from '../../src/users/user.service.js';
 import { openTestApp, type TestApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli-process.js';
@@ -342,6 +343,40 @@ describeEachDatabase(
       // A moment for a write that should not happen.
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await lastUsed()).toBe(first);
+    });
+
+    it('keeps a token found live on SQLite only while nothing is committed and it has not expired', async () => {
+      await t.addUser('tok-kept');
+      await t.addUser('tok-kept-2');
+      const [userId, otherId] = [await userIdOf(t, 'tok-kept'), await userIdOf(t, 'tok-kept-2')];
+      let clock = Date.now();
+      const service = tokenService(t.db, () => clock);
+      const kept = () => service.cached(first.token, 'authorization');
+      const first = await service.create(userId, 'Kept', 'read', new Date(clock + 3_600_000).toISOString());
+      expect(kept()).toBeUndefined();
+      expect(await service.caller(first.token, 'authorization')).toMatchObject({ userId, tokenId: first.id });
+      if (t.db.dialect === 'postgres') {
+        // No way to tell without a statement that nothing changed: every request looks the token up.
+        expect(kept()).toBeUndefined();
+        return;
+      }
+      expect(kept()).toMatchObject({ userId, name: 'tok-kept', via: 'token', scope: 'read', tokenId: first.id });
+      expect(service.cached(first.token, 'security')).toMatchObject({ source: 'security' });
+      // Any commit, here a token made for someone else, sends it to the lookup again.
+      await service.create(otherId, 'Other', 'read', undefined);
+      expect(kept()).toBeUndefined();
+      await service.caller(first.token, 'authorization');
+      expect(kept()).toBeDefined();
+      // Its expiry, with nothing committed.
+      clock += 3_600_000;
+      expect(kept()).toBeUndefined();
+      clock -= 3_600_000;
+      await service.caller(first.token, 'authorization');
+      expect(kept()).toBeDefined();
+      // Its revocation, here or by another instance: a commit either way.
+      await service.revoke(userId, first.id);
+      expect(kept()).toBeUndefined();
+      expect(await service.caller(first.token, 'authorization')).toBeUndefined();
     });
 
     it('removes a user’s tokens with the user', async () => {
