@@ -77,6 +77,7 @@ import { Member } from './sharing/members.schemas.js';
 import { membersService } from './sharing/members.service.js';
 import { libraryRoutes } from './library/library.routes.js';
 import { LibraryItem } from './library/library.schemas.js';
+import { LibraryAnswers } from './library/library.answers.js';
 import { libraryService } from './library/library.service.js';
 import { tokenRoutes } from './tokens/tokens.routes.js';
 import { tokenService } from './tokens/tokens.service.js';
@@ -236,11 +237,18 @@ export async function buildApp({ config, db, logger = false }: AppOptions): Prom
   changesRoutes(routes, { feed: live, tickets: streamTickets(db), authenticate });
   membersRoutes(routes, { members: membersService(db, playlists, limits), limits, authenticate });
   // Each user's folders and order (1.10.0): a write wakes the user's waiting requests on every instance.
-  const library = libraryService(db, playlists.access, limits, (userId) => {
-    notifier.publish([], [userId]).catch((error: unknown) => {
-      app.log.error({ err: error, user: userId }, 'Telling the waiting requests of a change failed.');
-    });
-  });
+  const library = libraryService(
+    db,
+    playlists.access,
+    limits,
+    (userId) => {
+      notifier.publish([], [userId]).catch((error: unknown) => {
+        app.log.error({ err: error, user: userId }, 'Telling the waiting requests of a change failed.');
+      });
+    },
+    // Trees' answers at their versions (MIXTAPE_LIBRARY_CACHE_MB).
+    new LibraryAnswers(config.libraryCacheBytes),
+  );
   libraryRoutes(routes, { library, limits, authenticate });
   tokenRoutes(routes, { tokens, limits, authenticate });
   const pruning = startHistoryPruning(db, config.historyDays, app.log);

@@ -156,6 +156,8 @@ export interface Config {
   readonly images: ImageConfig;
   /** Memory for playlists' answers (JSON bytes), in bytes; 0 switches the cache off. */
   readonly playlistCacheBytes: number;
+  /** Memory for the answers of users' trees (`GET /v3/library`), in bytes; 0 switches the cache off. */
+  readonly libraryCacheBytes: number;
   /** Days every revision of a playlist is kept (a playlist's current one always), and a deleted playlist restorable. */
   readonly historyDays: number;
   /** How long one search may read the caller's playlists, and how many searches read at once. */
@@ -274,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
       queue: read.int('MIXTAPE_IMAGE_QUEUE', 16, 0, 100_000),
     },
     playlistCacheBytes: read.int('MIXTAPE_PLAYLIST_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+    libraryCacheBytes: read.int('MIXTAPE_LIBRARY_CACHE_MB', 32, 0, 65_536) * 1024 * 1024,
     historyDays: read.int('MIXTAPE_HISTORY_DAYS', 30, 1, 36_500),
     search: {
       timeoutMs: read.int('MIXTAPE_SEARCH_TIMEOUT_MS', 2000, 10, 600_000),

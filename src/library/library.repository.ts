@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import { compiledOnce } from '../db/compiled.js';
 import type { Dialect } from '../db/database.js';
-import { ownPlaylists, sharedPlaylists } from '../db/access-rule.js';
+import { ownPlaylists, ownedBy, sharedPlaylists, sharedWith } from '../db/access-rule.js';
+import { compiledOnce } from '../db/compiled.js';
 import { catalogVersion, type BigintColumn } from '../db/playlist-changes.js';
 import type { Database } from '../db/schema.js';
 import type { MemberRole } from '../domain/roles.js';
@@ -184,24 +185,56 @@ const folderRow = (row: {
   key: row.order_key,
 });
 
-/** Every folder of the user (at most the limit, a thousand), with the version of their tree read in the same statement. */
-export async function foldersWithVersion(db: Q, userId: number): Promise<{ version: number; folders: FolderRow[] }> {
-  const { rows } = await sql<{
-    version: BigintColumn | null;
-    id: number | string | null;
-    parent_id: number | string | null;
-    name: string | null;
-    order_key: string | null;
-  }>`SELECT v.version, f.id, f.parent_id, f.name, f.order_key
-    FROM (SELECT (SELECT seq FROM library_changes WHERE user_id = ${userId}) AS version) v
-    LEFT JOIN folders f ON f.user_id = ${userId}`.execute(db);
-  const version = Number(rows[0]?.version ?? 0);
-  const folders = rows.flatMap((row) =>
-    row.id === null || row.name === null || row.order_key === null
-      ? []
-      : [folderRow({ id: row.id, parent_id: row.parent_id, name: row.name, order_key: row.order_key })],
-  );
-  return { version, folders };
+/** What a row of the tree's read is: the version of the tree, a folder, or a playlist the user may read. */
+export const TREE_VERSION = 0;
+export const TREE_FOLDER = 1;
+export const TREE_PLAYLIST = 2;
+
+/**
+ * A row of the tree's read: its version (`id`, null before the first change), one of the user's folders (`parent`,
+ * `name`, `order_key`), or one of the playlists they may read with where they filed it (`parent` and `order_key`
+ * null when they did not) and when it came into their library (`came`); a shared one with the member's `role` and
+ * the owner's name (`owner`).
+ */
+export interface TreeRow {
+  readonly kind: number;
+  readonly id: number | string | null;
+  readonly parent: number | string | null;
+  readonly name: string | null;
+  readonly order_key: string | null;
+  readonly role: MemberRole | null;
+  readonly owner: string | null;
+  readonly came: BigintColumn | null;
+}
+
+/**
+ * The whole tree in one statement, so in one snapshot: the version, the folders, and the playlists the user may read
+ * (the two halves of the access rule, each through its key) with their placements. Compiled once (a prepared
+ * statement on PostgreSQL); the rows come in no order. The first branch names and types the columns (PostgreSQL
+ * would take its untyped nulls for text).
+ */
+const readTree = compiledOnce('library-tree', (p: { userId: number }) => (q) => {
+  const placement = sql`LEFT JOIN library_placements l ON l.playlist_id = p.id AND l.user_id = ${p.userId}`;
+  const query = sql<TreeRow>`SELECT ${sql.lit(TREE_VERSION)} AS kind,
+      (SELECT seq FROM library_changes WHERE user_id = ${p.userId}) AS id, CAST(NULL AS bigint) AS parent,
+      CAST(NULL AS text) AS name, CAST(NULL AS text) AS order_key, CAST(NULL AS text) AS role,
+      CAST(NULL AS text) AS owner, CAST(NULL AS bigint) AS came
+    UNION ALL
+    SELECT ${sql.lit(TREE_FOLDER)}, f.id, f.parent_id, f.name, f.order_key, NULL, NULL, NULL
+      FROM folders f WHERE f.user_id = ${p.userId}
+    UNION ALL
+    SELECT ${sql.lit(TREE_PLAYLIST)}, p.id, l.folder_id, p.name, l.order_key, NULL, NULL, p.created_at
+      FROM playlists p ${placement} WHERE ${ownedBy(p.userId)}
+    UNION ALL
+    SELECT ${sql.lit(TREE_PLAYLIST)}, p.id, l.folder_id, p.name, l.order_key, m.role, o.name, m.added_at
+      FROM playlist_members m JOIN playlists p ON p.id = m.playlist_id JOIN users o ON o.id = m.owner_id ${placement}
+      WHERE ${sharedWith(p.userId)}`;
+  return { compile: () => query.compile(q) };
+});
+
+/** The user's tree as rows (see TreeRow), read in one statement. */
+export async function treeRows(db: Q, userId: number): Promise<TreeRow[]> {
+  return (await readTree(db, { userId })).rows;
 }
 
 /** Every folder of the user, in a write's transaction. */
@@ -212,19 +245,6 @@ export async function foldersOf(db: Q, userId: number): Promise<FolderRow[]> {
     .where('user_id', '=', userId)
     .execute();
   return rows.map(folderRow);
-}
-
-/** A playlist the user may read, where they filed it (no placement: `key` null, at the top level). */
-export interface ShelfRow {
-  readonly id: number;
-  readonly name: string;
-  /** Null for the user's own. */
-  readonly role: MemberRole | null;
-  readonly owner: string | null;
-  readonly folder: Parent;
-  readonly key: string | null;
-  /** When it came into the user's library: created (their own), or shared with them. */
-  readonly came: number;
 }
 
 /**
@@ -263,32 +283,6 @@ function readableWithPlacement(db: Q, userId: number) {
       sql<BigintColumn>`m.added_at`.as('came'),
     ]);
   return db.selectFrom(own.unionAll(shared).as('x'));
-}
-
-const shelfRow = (row: {
-  id: number;
-  name: string;
-  role: MemberRole | null;
-  owner_name: string | null;
-  folder_id: number | string | null;
-  order_key: string | null;
-  came: BigintColumn;
-}): ShelfRow => ({
-  id: row.id,
-  name: row.name,
-  role: row.role,
-  owner: row.owner_name,
-  folder: row.folder_id === null ? null : Number(row.folder_id),
-  key: row.order_key,
-  came: Number(row.came),
-});
-
-/** Every playlist the user may read, with where they filed it. */
-export async function shelvesOf(db: Q, userId: number): Promise<ShelfRow[]> {
-  const rows = await readableWithPlacement(db, userId)
-    .select(['x.id', 'x.name', 'x.role', 'x.owner_name', 'x.folder_id', 'x.order_key', 'x.came'])
-    .execute();
-  return rows.map(shelfRow);
 }
 
 /** The order of a parent's playlists: the placed ones by key, then those with no placement as they came. */

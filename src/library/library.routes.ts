@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
-import { sendNotModified, sendRevalidated } from '../http/conditional.js';
-import { REVALIDATE } from '../http/responses.js';
+import { answerCoding, sendEncoded } from '../http/compression.js';
+import { sendNotModified, sendRevalidated, setRevalidation } from '../http/conditional.js';
+import { JSON_TYPE, REVALIDATE } from '../http/responses.js';
 import {
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,
@@ -78,15 +79,21 @@ export function libraryRoutes(app: TypedApp, deps: LibraryRouteDeps): void {
       },
     },
     handler: async (request, reply) => {
-      // A copy that is current is told so from the version alone (one row), before the tree is read and built.
-      if (request.headers['if-none-match'] !== undefined) {
-        const etag = libraryEtag(request.caller.userId, await library.version(request.caller.userId));
-        const notModified = sendNotModified(request, reply, { etag, cacheControl: REVALIDATE });
-        if (notModified !== undefined) return notModified;
-      }
-      const tree = await library.tree(request.caller.userId);
-      const body = Buffer.from(JSON.stringify({ version: tree.version, items: tree.items }));
-      return sendRevalidated(request, reply, { body, etag: tree.etag });
+      // The version first, one row: a copy that is current is told so from it alone, and a kept answer is served
+      // only at it.
+      const userId = request.caller.userId;
+      const version = await library.version(userId);
+      const revalidation = { etag: libraryEtag(userId, version), cacheControl: REVALIDATE };
+      const notModified = sendNotModified(request, reply, revalidation);
+      if (notModified !== undefined) return notModified;
+      const answer = await library.answer(userId, version);
+      const etag = libraryEtag(userId, answer.version);
+      const coding = answerCoding(request, answer.body.length);
+      if (coding === undefined) return sendRevalidated(request, reply, { body: answer.body, etag });
+      // Compressed once for its version, not for each request.
+      const body = await library.encoded(answer, coding);
+      setRevalidation(reply, { etag, cacheControl: REVALIDATE }).type(JSON_TYPE);
+      return sendEncoded(reply, body, coding);
     },
   });
 

@@ -2,7 +2,7 @@ import { generateKeyBetween, generateNKeysBetween } from 'fractional-indexing';
 import type { Limits } from '../config.js';
 import { readableBy } from '../db/access-rule.js';
 import type { Db } from '../db/database.js';
-import type { MemberRole } from '../domain/roles.js';
+import type { ContentCoding } from '../http/compression.js';
 import { ApiError } from '../http/errors.js';
 import type { PlaylistAccess } from '../playlists/playlist.access.js';
 import {
@@ -10,7 +10,6 @@ import {
   findFolder,
   findPlacement,
   foldersOf,
-  foldersWithVersion,
   insertFolder,
   itemsIn,
   libraryChanged,
@@ -19,13 +18,17 @@ import {
   placeAtTop,
   placePlaylist,
   rekey,
-  shelvesOf,
+  treeRows,
   unfiled,
   updateFolder,
   NO_SUCH_FOLDER,
+  TREE_FOLDER,
+  TREE_VERSION,
   type FolderRow,
   type Parent,
+  type TreeRow,
 } from './library.repository.js';
+import { LibraryAnswers, type TreeAnswer } from './library.answers.js';
 
 /** How deep folders nest: a top-level folder is at depth 1. */
 export const FOLDER_DEPTH_MAX = 8;
@@ -50,30 +53,6 @@ export interface Placing {
 
 type Anchor = { readonly kind: 'folder' | 'playlist'; readonly id: number };
 type Side = 'after' | 'before';
-
-/** A folder of the tree, and its items in order. */
-export interface FolderNode {
-  readonly folder: number;
-  readonly name: string;
-  readonly items: TreeItem[];
-}
-
-/** A playlist of the tree; a shared one with its owner's name and the caller's role. */
-export interface PlaylistNode {
-  readonly playlist: number;
-  readonly name: string;
-  readonly owner?: string;
-  readonly role?: MemberRole;
-}
-
-export type TreeItem = FolderNode | PlaylistNode;
-
-/** The caller's tree, its version and its (strong) ETag. */
-export interface Library {
-  readonly version: number;
-  readonly items: TreeItem[];
-  readonly etag: string;
-}
 
 /** A folder as its writes answer it. */
 export interface FolderAnswer {
@@ -130,6 +109,69 @@ function within(byId: ReadonlyMap<number, FolderRow>, inner: number, outer: numb
 
 const byKey = (a: { key: string }, b: { key: string }) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
+/** An item of a parent in the tree: a folder (its id and name) or a playlist (its JSON text), by its key. */
+type Child =
+  | { readonly key: string; readonly folder: number; readonly name: string }
+  | { readonly key: string; readonly text: string };
+
+/** A playlist of the tree as JSON; a shared one with its owner's name and the caller's role. */
+const playlistJson = (id: number, name: string, owner: string | null, role: string | null) =>
+  role === null || owner === null
+    ? `{"playlist":${id},"name":${JSON.stringify(name)}}`
+    : `{"playlist":${id},"name":${JSON.stringify(name)},"owner":${JSON.stringify(owner)},"role":${JSON.stringify(role)}}`;
+
+/**
+ * The tree's answer, `{"version": …, "items": […]}`, as JSON text straight from its rows (treeRows), in the caller's
+ * order: each parent's folders and placed playlists by key; then, at the end of the top level, the playlists not
+ * filed (or filed in a folder that is no longer there) in the order they came. A folder whose parent is not there is
+ * not shown.
+ */
+export function treeJson(rows: readonly TreeRow[]): { version: number; json: string } {
+  let version = 0;
+  const folders = new Set<number>();
+  for (const row of rows) {
+    if (row.kind === TREE_VERSION) version = Number(row.id ?? 0);
+    else if (row.kind === TREE_FOLDER) folders.add(Number(row.id));
+  }
+  const children = new Map<Parent, Child[]>();
+  const add = (parent: Parent, child: Child) => {
+    const list = children.get(parent);
+    if (list === undefined) children.set(parent, [child]);
+    else list.push(child);
+  };
+  const unfiledRows: { came: number; id: number; text: string }[] = [];
+  // Folders first, then playlists, as the rows of each parent are sorted stably by key.
+  for (const row of rows) {
+    if (row.kind !== TREE_FOLDER) continue;
+    const parent = row.parent === null ? null : Number(row.parent);
+    add(parent, { key: row.order_key!, folder: Number(row.id), name: row.name! });
+  }
+  for (const row of rows) {
+    if (row.kind === TREE_VERSION || row.kind === TREE_FOLDER) continue;
+    const id = Number(row.id);
+    const text = playlistJson(id, row.name!, row.owner, row.role);
+    const parent = row.parent === null ? null : Number(row.parent);
+    // A placement in a folder that is no longer there counts as none.
+    if (row.order_key === null || (parent !== null && !folders.has(parent))) {
+      unfiledRows.push({ came: Number(row.came), id, text });
+    } else add(parent, { key: row.order_key, text });
+  }
+  const render = (parent: Parent): string[] => {
+    const list = children.get(parent);
+    if (list === undefined) return [];
+    list.sort(byKey);
+    return list.map((child) =>
+      'text' in child
+        ? child.text
+        : `{"folder":${child.folder},"name":${JSON.stringify(child.name)},"items":[${render(child.folder).join(',')}]}`,
+    );
+  };
+  const top = render(null);
+  unfiledRows.sort((a, b) => a.came - b.came || a.id - b.id);
+  for (const row of unfiledRows) top.push(row.text);
+  return { version, json: `{"version":${version},"items":[${top.join(',')}]}` };
+}
+
 /**
  * Each user's own folders and order of the playlists they may read (API 1.10.0, docs/api.md, Folders). Every write
  * runs in one transaction whose first statement counts up the version of the caller's tree (and so, on PostgreSQL,
@@ -144,6 +186,7 @@ export function libraryService(
   access: Pick<PlaylistAccess, 'requireRead' | 'refusal'>,
   limits: Pick<Limits, 'foldersMax'>,
   changed: (userId: number) => void = () => {},
+  answers: LibraryAnswers = new LibraryAnswers(0),
 ) {
   const q = db.kysely;
   type Trx = Db['kysely'];
@@ -249,49 +292,22 @@ export function libraryService(
   }
 
   return {
-    /** The user's tree, in their order, with its version and ETag. Two statements. */
     /** The version of the user's tree (what its ETag is made of), one row. */
     version: (userId: number): Promise<number> => libraryVersion(q, userId),
 
-    async tree(userId: number): Promise<Library> {
-      // The version first: what is read after it is at least as new, so an ETag never names an older tree.
-      const { version, folders } = await foldersWithVersion(q, userId);
-      const shelves = await shelvesOf(q, userId);
-      const nodes = new Map<number, FolderNode>();
-      const children = new Map<Parent, { key: string; item: TreeItem }[]>();
-      const add = (parent: Parent, key: string, item: TreeItem) => {
-        const list = children.get(parent) ?? [];
-        list.push({ key, item });
-        children.set(parent, list);
-      };
-      for (const folder of folders) nodes.set(folder.id, { folder: folder.id, name: folder.name, items: [] });
-      for (const folder of folders) add(folder.parent, folder.key, nodes.get(folder.id)!);
-      const unfiledShelves: typeof shelves = [];
-      for (const shelf of shelves) {
-        const item: PlaylistNode =
-          shelf.role === null
-            ? { playlist: shelf.id, name: shelf.name }
-            : { playlist: shelf.id, name: shelf.name, owner: shelf.owner!, role: shelf.role };
-        // A placement in a folder that is no longer there counts as none.
-        if (shelf.key === null || (shelf.folder !== null && !nodes.has(shelf.folder))) unfiledShelves.push(shelf);
-        else add(shelf.folder, shelf.key, item);
-      }
-      for (const [parent, list] of children) {
-        list.sort(byKey);
-        const items = list.map((entry) => entry.item);
-        if (parent !== null) nodes.get(parent)?.items.push(...items);
-      }
-      const top = (children.get(null) ?? []).map((entry) => entry.item);
-      unfiledShelves.sort((a, b) => a.came - b.came || a.id - b.id);
-      for (const shelf of unfiledShelves) {
-        top.push(
-          shelf.role === null
-            ? { playlist: shelf.id, name: shelf.name }
-            : { playlist: shelf.id, name: shelf.name, owner: shelf.owner!, role: shelf.role },
-        );
-      }
-      return { version, items: top, etag: libraryEtag(userId, version) };
+    /**
+     * The user's tree as its answer, at `version` (just read: see `version`) when it is kept at that version, or read
+     * now in one statement (at that version or a newer one, which its answer names) and kept.
+     */
+    async answer(userId: number, version: number): Promise<TreeAnswer> {
+      const kept = answers.kept(userId, version);
+      if (kept !== undefined) return kept;
+      const built = treeJson(await treeRows(q, userId));
+      return answers.keep(userId, built.version, Buffer.from(built.json));
     },
+
+    /** The answer's bytes in `coding`, compressed once for its version. */
+    encoded: (answer: TreeAnswer, coding: ContentCoding): Promise<Buffer> => answers.encoded(answer, coding),
 
     /** A new folder, in `parent` (null: the top level), placed as `placing` says. */
     async createFolder(userId: number, folder: { name: string; parent: Parent } & Placing): Promise<FolderAnswer> {

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import { describeEachDatabase, describeTwoInstances } from '../helpers/each-database.js';
+import { gunzipSync } from 'node:zlib';
 import { createPlaylist, expectError, sendAs } from '../helpers/requests.js';
 
 interface Item {
@@ -511,5 +512,51 @@ describeTwoInstances('one user’s folders moved on two instances at once, on %s
     };
     walk(tree.items);
     expect(seen.sort()).toEqual([`folder ${a}`, `folder ${b}`, `folder ${c}`, `playlist ${playlist.id}`].sort());
+  });
+});
+
+describeTwoInstances('one user’s tree read on one instance and changed on the other, on %s', (apps) => {
+  it('answers the current tree every time, as it is or compressed, whichever instance wrote last', async () => {
+    const kai = await apps.one.addUser();
+    const read = async (coding?: string) => {
+      const headers = coding === undefined ? {} : { 'accept-encoding': coding };
+      const answer = await sendAs(apps.one.app, 'GET', '/v3/library', kai, undefined, headers);
+      expect(answer.statusCode, answer.body).toBe(200);
+      const body = answer.headers['content-encoding'] === 'gzip' ? gunzipSync(answer.rawPayload) : answer.rawPayload;
+      return {
+        tree: JSON.parse(body.toString()) as Tree,
+        etag: answer.headers.etag as string,
+        coding: answer.headers['content-encoding'],
+      };
+    };
+    // Twenty folders of long names: a tree large enough to be compressed.
+    const long = (name: string) => `${name} ${'x'.repeat(150)}`;
+    const folders: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const made = await sendAs(apps.two.app, 'POST', '/v3/folder', kai, { name: long(`Folder ${i}`) });
+      expect(made.statusCode, made.body).toBe(200);
+      folders.push(made.json<Folder>().id);
+    }
+    const first = await read();
+    const zipped = await read('gzip');
+    expect(zipped.coding).toBe('gzip');
+    expect(zipped.etag).toBe(first.etag.replace(/"$/, '-gzip"'));
+    expect(zipped.tree).toEqual(first.tree);
+    expect((await read()).tree).toEqual(first.tree);
+
+    const renamed = await sendAs(apps.two.app, 'PATCH', `/v3/folder/${folders[0]!}`, kai, { name: long('Renamed') });
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    for (const coding of [undefined, 'gzip']) {
+      const now = await read(coding);
+      expect(now.tree.version).not.toBe(first.tree.version);
+      expect(now.tree.items.map((item) => item.name)).toEqual([
+        long('Renamed'),
+        ...folders.slice(1).map((_id, i) => long(`Folder ${i + 1}`)),
+      ]);
+    }
+    const notModified = await sendAs(apps.one.app, 'GET', '/v3/library', kai, undefined, {
+      'if-none-match': first.etag,
+    });
+    expect(notModified.statusCode).toBe(200);
   });
 });
