@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { PASSWORD_MAX_BYTES } from '../credentials/credential.js';
 import { hashPassword, verifyPassword } from '../credentials/password.js';
+import { libraryChanged } from '../library/library.repository.js';
 import { UserError, userName } from './user-name.js';
 import { recordOwnerLeaving } from '../sharing/members.repository.js';
 import * as users from './user.repository.js';
@@ -33,7 +34,7 @@ export function userService(db: Db) {
     },
     /**
      * Removes the user and, with them, their playlists and memberships (by the foreign keys); the members of their
-     * playlists hear `unshared` in their change feeds.
+     * playlists hear `unshared` in their change feeds, and their trees (which showed those playlists) a new version.
      */
     async remove(name: string): Promise<boolean> {
       const stored = userName(name);
@@ -41,6 +42,14 @@ export function userService(db: Db) {
         const user = await users.findUserByName(trx, stored);
         if (user === undefined) return false;
         await recordOwnerLeaving(trx, user.id, Date.now());
+        const members = await trx
+          .selectFrom('playlist_members')
+          .select('user_id')
+          .distinct()
+          .where('owner_id', '=', user.id)
+          .where('user_id', '<>', user.id)
+          .execute();
+        await libraryChanged(trx, db.dialect, { users: members.map((m) => m.user_id) });
         return users.deleteUser(trx, stored);
       });
     },

@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { describeEachDatabase, describeTwoInstances } from '../helpers/each-database.js';
 import { gunzipSync } from 'node:zlib';
+import { userService } from '../../src/users/user.service.js';
 import { createPlaylist, expectError, sendAs } from '../helpers/requests.js';
 
 interface Item {
@@ -368,6 +369,19 @@ describeEachDatabase(
       // A rename by the owner changes the member's tree too.
       await sendAs(t.app, 'PATCH', `/v3/playlist/${mine.id}`, u.lu!, { name: 'Newer' });
       expect((await tree(u.max!)).version).not.toBe(maxAfter.version);
+    });
+
+    it('takes a removed owner’s playlists out of their members’ trees, with a new version', async () => {
+      const u = await users('gone', 'own', 'mem');
+      const theirs = await createPlaylist(t.app, u.own!, 'Theirs', [1]);
+      const mine = await createPlaylist(t.app, u.mem!, 'Mine', [1]);
+      await share(theirs.id, u.own!, 'gone-mem');
+      const before = await tree(u.mem!);
+      expect(before.items.map((item) => item.playlist)).toEqual([mine.id, theirs.id]);
+      expect(await userService(t.db).remove('gone-own')).toBe(true);
+      const after = await tree(u.mem!);
+      expect(after.version).not.toBe(before.version);
+      expect(after.items).toEqual([{ playlist: mine.id, name: 'Mine' }]);
     });
 
     it('tells the caller’s feed with types=library, one item with the latest version', async () => {
