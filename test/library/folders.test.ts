@@ -533,7 +533,7 @@ describeTwoInstances('one user’s tree read on one instance and changed on the 
   it('answers the current tree every time, as it is or compressed, whichever instance wrote last', async () => {
     const kai = await apps.one.addUser();
     const read = async (coding?: string) => {
-      const headers = coding === undefined ? {} : { 'accept-encoding': coding };
+      const headers: Record<string, string> = coding === undefined ? {} : { 'accept-encoding': coding };
       const answer = await sendAs(apps.one.app, 'GET', '/v3/library', kai, undefined, headers);
       expect(answer.statusCode, answer.body).toBe(200);
       const body = answer.headers['content-encoding'] === 'gzip' ? gunzipSync(answer.rawPayload) : answer.rawPayload;
