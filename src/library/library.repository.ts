@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import { compiledOnce } from '../db/compiled.js';
 import type { Dialect } from '../db/database.js';
 import { ownPlaylists, ownedBy, sharedPlaylists, sharedWith } from '../db/access-rule.js';
 import { compiledOnce } from '../db/compiled.js';
