@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js';
 import { historyBounds } from '../history/revision.repository.js';
 import { batchedPerTurn } from '../db/batched.js';
 import { ApiError } from '../http/errors.js';
-import type { Freshness } from './freshness.js';
+import { RememberedStandings, type Freshness } from './freshness.js';
 import {
   findMembership,
   playlistAccessRow,
@@ -12,7 +12,6 @@ import {
 } from './playlist-access.repository.js';
 import { findDeletedPlaylist } from './playlist.repository.js';
 import type { Role } from '../domain/roles.js';
-import { RememberedStandings } from './remembered-standings.js';
 
 // The policy: what each role may do, and what a caller who may not is told.
 /** What a caller means to do with a playlist. */
@@ -154,8 +153,9 @@ export type ReadGrant = CurrentGrant | (Omit<CurrentGrant, 'role'> & { readonly 
  *
  * The decision is the policy's (`allowed`, `refusal` above) over one repository read (`accessReader`): the
  * playlist's row for this caller, as owner or member, with its version and the catalog version. On SQLite a caller
- * seen before is known without a read (remembered-standings.ts), once the change log is caught up with (Freshness,
- * the request's one catch-up); PostgreSQL reads at every request, batched per turn of the event loop.
+ * seen before is known without a read (`RememberedStandings`), once the change log is caught up with (`Freshness`,
+ * both in freshness.ts; the request's one catch-up); PostgreSQL reads at every request, batched per turn of the event
+ * loop.
  */
 export function playlistAccess(db: Db, freshness: Freshness) {
   const q = db.kysely;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Forgetting } from './freshness.js';
-import { RememberedStandings, type ReadStanding, type Told } from './remembered-standings.js';
+import { RememberedStandings, type Forgetting, type ReadStanding, type Told } from './freshness.js';
 
 /** A Freshness without a database: `tell` plays the change log telling what changed. */
 function fakeFreshness() {
