@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { onRequestHookHandler } from 'fastify';
 import type { Limits } from '../config.js';
-import { expectedEtag, sendRevalidated } from '../http/conditional.js';
+import { addVary, expectedEtag, sendRevalidated } from '../http/conditional.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
 import {
   AUTHENTICATED_ERRORS,
@@ -18,7 +18,6 @@ import {
 } from '../http/responses.js';
 import { routeWithPluralAlias, type TypedApp } from '../http/routes.js';
 import { rfc3339 } from '../http/times.js';
-import { addVary } from '../http/vary.js';
 import {
   FILE_ETAG,
   NOT_ACCEPTABLE,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify';
 import { ApiError } from './errors.js';
 import { error, HEADERS } from './responses.js';
-import { addVary } from './vary.js';
+import { addVary } from './conditional.js';
 
 /** Who a request is made for. */
 export interface Caller {

@@ -2,12 +2,75 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendableBody, type BodyParts } from './body-parts.js';
 import { ApiError } from './errors.js';
 import { JSON_TYPE, REVALIDATE } from './responses.js';
-import { addVary } from './vary.js';
+
+/*
+ * What a request's headers ask of the answer, beyond its body: conditional requests (RFC 9110 §13), decided from the
+ * current answer's ETag (a read whose `If-None-Match` names it answers 304; a write whose `If-Match` does not name it
+ * answers 412); the `Prefer` header (RFC 7240: a conditional read that waits, a write answered in brief); and the
+ * `Vary` that tells caches which request headers an answer depends on.
+ */
 
 /**
- * Conditional requests (RFC 9110 §13), decided from the current answer's ETag: a read whose `If-None-Match` names
- * it answers 304; a write whose `If-Match` does not name it answers 412.
+ * Adds request headers to the answer's `Vary` (RFC 9110 §12.5.5), each once: a cache then keeps one answer per value
+ * of each. Names already listed, in any case, and a `Vary: *` are left as they are.
  */
+export function addVary(reply: FastifyReply, ...names: string[]): void {
+  const current = reply.getHeader('vary');
+  if (current === undefined) {
+    reply.header('vary', names.join(', '));
+    return;
+  }
+  const listed = Array.isArray(current) ? current.join(', ') : String(current);
+  const known = listed.split(',').map((name) => name.trim().toLowerCase());
+  if (known.includes('*')) return;
+  const added = names.filter((name) => !known.includes(name.toLowerCase()));
+  if (added.length > 0) reply.header('vary', [listed, ...added].join(', '));
+}
+
+/** The longest `Prefer: wait` honoured, in seconds. */
+export const LONGEST_WAIT_SECONDS = 60;
+
+/**
+ * The preferences of a `Prefer` header (RFC 7240 §2), by name (lowercased), each with its value unquoted (the empty
+ * text when it has none) and without its parameters. The first of a name counts; a request may repeat the header.
+ */
+function preferences(header: string | readonly string[] | undefined): Map<string, string> {
+  const found = new Map<string, string>();
+  if (header === undefined) return found;
+  const text = typeof header === 'string' ? header : header.join(',');
+  for (const preference of text.split(',')) {
+    const [token, ...rest] = preference.split(';')[0]!.split('=');
+    const name = token?.trim().toLowerCase() ?? '';
+    if (name === '' || found.has(name)) continue;
+    const value = rest
+      .join('=')
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
+    found.set(name, value);
+  }
+  return found;
+}
+
+/**
+ * The `wait` preference of a `Prefer` header (RFC 7240 §4.3), in whole seconds, at most LONGEST_WAIT_SECONDS; undefined
+ * when there is none or it is not a number of seconds (a preference the server does not understand is ignored, as
+ * RFC 7240 says). The first `wait` in the header counts; a request may repeat the header.
+ */
+export function preferredWait(header: string | readonly string[] | undefined): number | undefined {
+  const value = preferences(header).get('wait');
+  if (value === undefined || !/^\d{1,9}$/.test(value)) return undefined;
+  const seconds = Number(value);
+  return seconds === 0 ? undefined : Math.min(seconds, LONGEST_WAIT_SECONDS);
+}
+
+/**
+ * Whether a `Prefer` header asks for `return=minimal` (RFC 7240 §4.2): a write then answers what it did in brief, not
+ * the whole playlist. The first `return` counts; `return=representation`, or a value the service does not know, is
+ * the usual answer.
+ */
+export function prefersMinimal(header: string | readonly string[] | undefined): boolean {
+  return preferences(header).get('return')?.toLowerCase() === 'minimal';
+}
 
 /** How a client may keep an answer and revalidate it. */
 export interface Revalidation {

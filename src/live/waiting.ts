@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
-import { preferredWait } from '../http/prefer.js';
+import { preferredWait } from '../http/conditional.js';
 import type { LiveNotifier } from './notifier.js';
 import { SETTLE_READS, settlePause, type Wakeups } from './wakeups.js';
 

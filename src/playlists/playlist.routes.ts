@@ -3,8 +3,7 @@ import type { onRequestHookHandler } from 'fastify';
 import { readWaiting, type WaitingReads } from '../live/waiting.js';
 import type { Limits } from '../config.js';
 import { PAGE_HEADERS, setPageHeaders } from '../http/paging.js';
-import { sendRevalidated } from '../http/conditional.js';
-import { addVary } from '../http/vary.js';
+import { addVary, sendRevalidated } from '../http/conditional.js';
 import {
   AUTHENTICATED_ERRORS,
   BAD_REQUEST,

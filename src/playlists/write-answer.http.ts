@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { prefersMinimal } from '../http/prefer.js';
+import { prefersMinimal } from '../http/conditional.js';
 import { JSON_TYPE, json } from '../http/responses.js';
 
 /**

@@ -14,7 +14,7 @@ import { contentDisposition } from '../formats/text.js';
 import { HEADERS, JSON_TYPE, error } from '../http/responses.js';
 import { PLAYLIST_FILES_CONTENT } from '../playlists/playlist-files.http.js';
 import type { TypedApp } from '../http/routes.js';
-import { addVary } from '../http/vary.js';
+import { addVary } from '../http/conditional.js';
 import { SHARING } from './links.routes.js';
 import { MISSING_PAGE, SHARE_PAGE_CSP } from './share-page.render.js';
 import type { SharedPlaylists } from './share-page.service.js';
