@@ -64,9 +64,8 @@ import {
 import { changesRoutes } from './history/changes.routes.js';
 import { changeFeed } from './history/changes.service.js';
 import { liveChanges } from './live/live-changes.js';
-import { liveNotifier } from './live/notifier.js';
 import { streamTickets } from './live/tickets.js';
-import { Wakeups } from './live/wakeups.js';
+import { liveNotifier, Wakeups } from './live/wakeups.js';
 import { startHistoryPruning } from './history/pruning.js';
 import { linkRoutes } from './sharing/links.routes.js';
 import { linkService } from './sharing/links.service.js';

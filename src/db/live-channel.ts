@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
 
-/** PostgreSQL's channel of wake-ups between instances (src/live/notifier.ts listens on it and sends on it). */
+/** PostgreSQL's channel of wake-ups between instances (src/live/wakeups.ts listens on it and sends on it). */
 export const LIVE_CHANNEL = 'mixtape_live';
 
 /**

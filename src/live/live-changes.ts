@@ -2,10 +2,9 @@ import type { ChangeFeed, ChangesPage, FeedTypes } from '../history/changes.serv
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import { noneMatchTag } from '../http/conditional.js';
-import type { LiveNotifier } from './notifier.js';
 import { streamChanges, type StreamSettings } from './stream.js';
 import { waitForChange } from './waiting.js';
-import type { Wakeups } from './wakeups.js';
+import type { LiveNotifier, Wakeups } from './wakeups.js';
 
 /**
  * The change feed that waits (`GET /v3/changes?wait=S`, docs/api.md): when the caller's feed has nothing after their

@@ -2,8 +2,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply } from 'fastify';
 import type { ChangeFeed, ChangesPage, FeedTypes } from '../history/changes.service.js';
-import type { LiveNotifier } from './notifier.js';
-import { SETTLE_READS, settlePause, type Wakeups } from './wakeups.js';
+import { SETTLE_READS, settlePause, type LiveNotifier, type Wakeups } from './wakeups.js';
 
 /** A comment line this often keeps a quiet stream open through proxies and tells a client it is alive. */
 const PING_MS = 15_000;

@@ -6,8 +6,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
 import { preferredWait } from '../http/conditional.js';
-import type { LiveNotifier } from './notifier.js';
-import { SETTLE_READS, settlePause, type Wakeups } from './wakeups.js';
+import { SETTLE_READS, settlePause, type LiveNotifier, type Wakeups } from './wakeups.js';
 
 /**
  * Waits, holding nothing but memory, for `userId`'s next change on any instance (the changes of their playlists, those
