@@ -80,7 +80,7 @@ export interface LibraryChangeTable {
 
 /**
  * A merged edit sent with a key, by its user, on a playlist: when, the results it answered (compact, or JSON: see
- * playlists/edits/kept-results.ts), and a digest of the request (null on keys kept before migration
+ * playlists/edits/edit-keys.repository.ts), and a digest of the request (null on keys kept before migration
  * 2026-12-10-edit-keys-and-song-count).
  */
 export interface EditKeyTable {

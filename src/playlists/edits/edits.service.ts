@@ -15,10 +15,16 @@ import { entryOrigins, playlistEntryRows } from '../playlist.repository.js';
 import type { PlaylistService } from '../playlist.service.js';
 import type { Change } from '../write/change.js';
 import type { Written } from '../write/store.js';
-import { findEditKey, insertEditKey, writesOfKeys } from './edit-keys.repository.js';
+import {
+  findEditKey,
+  insertEditKey,
+  keptResults,
+  readResults,
+  requestDigest,
+  writesOfKeys,
+} from './edit-keys.repository.js';
 import { entryName, entryNumber } from './entry-names.js';
 import { entryPageRows } from './entry-pages.repository.js';
-import { keptResults, readResults, requestDigest } from './kept-results.js';
 import {
   formerLists,
   merge,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiResult } from './edits.service.js';
 import { entryName } from './entry-names.js';
-import { keptResults, readResults, requestDigest } from './kept-results.js';
+import { keptResults, readResults, requestDigest } from './edit-keys.repository.js';
 import { merge, UnknownEntry, type EditOp } from './merge.js';
 
 /** The results as the API answers them (edits.service.ts `apiResult`). */
