@@ -17,7 +17,7 @@ import type { TypedApp } from '../http/routes.js';
 import { addVary } from '../http/conditional.js';
 import { SHARING } from './links.routes.js';
 import { MISSING_PAGE, SHARE_PAGE_CSP } from './share-page.render.js';
-import type { SharedPlaylists } from './share-page.service.js';
+import type { SharedPlaylists } from './links.service.js';
 
 export interface SharePageRouteDeps {
   readonly shared: SharedPlaylists;
