@@ -1,4 +1,5 @@
 import type { ExpressionBuilder, Insertable, Kysely } from 'kysely';
+import { lockingRows, type Dialect } from '../db/database.js';
 import type { Database, PlaylistRevisionTable } from '../db/schema.js';
 import type { ChangeKind } from '../domain/change-kinds.js';
 import { storedRevision, type RevisionWrite } from './revision-policy.js';
@@ -302,10 +303,18 @@ export async function historyOwner(
 
 /**
  * The name revision `version` of a playlist left, when that version can still be read (its revision is kept, and a
- * whole copy at or before it that the splices after it start from); undefined when not. One row.
+ * whole copy at or before it that the splices after it start from); undefined when not. One row, held until the
+ * write commits (PostgreSQL: `FOR UPDATE`; a SQLite write holds the whole database): pruning, which would delete or
+ * rewrite it, waits, so the revisions a merged edit on this version reads later in the same write
+ * (`entryRevisionsFrom`) are there. The one place that decides whether a merged edit's base is still kept.
  */
-export async function keptVersionName(db: Q, playlistId: number, version: number): Promise<string | undefined> {
-  const row = await db
+export async function keptVersionName(
+  db: Q,
+  dialect: Dialect,
+  playlistId: number,
+  version: number,
+): Promise<string | undefined> {
+  const query = db
     .selectFrom('playlist_revisions as r')
     .select('r.name')
     .where('r.playlist_id', '=', playlistId)
@@ -319,8 +328,8 @@ export async function keptVersionName(db: Q, playlistId: number, version: number
           .where('c.version', '<=', version)
           .where('c.splice_at', 'is', null),
       ),
-    )
-    .executeTakeFirst();
+    );
+  const row = await lockingRows(query, dialect).executeTakeFirst();
   return row?.name;
 }
 
@@ -374,14 +383,16 @@ export interface EntrySplice {
 /**
  * The revisions of a playlist from the last whole copy at or before `version` up to `upTo`, oldest first, as changes
  * of the entries, their ids left as kept (their songs are not read): what a merged edit made on `version` replays to
- * learn where entries removed since then stood. Undefined when `version` cannot be read (as for `versionContent`).
+ * learn where entries removed since then stood. Read in the write whose `keptVersionName` found `version` kept and
+ * holds it: that read decided, and this one trusts it (rows that do not start from a whole copy and hold `version`
+ * are a fault, not a 410).
  */
 export async function entryRevisionsFrom(
   db: Q,
   playlistId: number,
   version: number,
   upTo: number,
-): Promise<EntrySplice[] | undefined> {
+): Promise<EntrySplice[]> {
   const rows = await db
     .selectFrom('playlist_revisions')
     .select((eb) => ['version', 'splice_at', 'splice_deleted', 'entries', eb('songs', '=', '').as('songless')])
@@ -390,7 +401,9 @@ export async function entryRevisionsFrom(
     .where('version', '>=', (eb) => wholeCopyUpTo(eb, playlistId, version))
     .orderBy('version')
     .execute();
-  if (rows[0]?.splice_at !== null || !rows.some((row) => Number(row.version) === version)) return undefined;
+  if (rows[0]?.splice_at !== null || !rows.some((row) => Number(row.version) === version)) {
+    throw new Error(`Version ${version} of playlist ${playlistId} was read as kept, but its revisions are not there.`);
+  }
   return rows.map((row) => ({
     version: Number(row.version),
     at: row.splice_at ?? undefined,

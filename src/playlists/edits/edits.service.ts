@@ -229,8 +229,8 @@ async function formerListsSince(
       `This playlist changed too much since version ${base} to place the entries removed since then (${changed} changes, at most ${MERGE_CHANGES}): read its entries, then send the edit on the current version.`,
     );
   }
+  // The base was found kept, and is held, by its name's read in this write (`keptVersionName`).
   const revisions = await entryRevisionsFrom(q, id, base, current);
-  if (revisions === undefined) throw gone(base);
   const touched = new Set<number>();
   // An entry named by a ref is one this request makes: never one a revision removed.
   for (const op of merging.ops) {
@@ -400,7 +400,9 @@ export function entryEdits(db: Db, playlists: PlaylistService, limits: Limits) {
           let baseName = current.name;
           if (baseVersion < current.version) {
             const name =
-              current.version - baseVersion <= MERGE_VERSIONS ? await keptVersionName(trx, id, baseVersion) : undefined;
+              current.version - baseVersion <= MERGE_VERSIONS
+                ? await keptVersionName(trx, db.dialect, id, baseVersion)
+                : undefined;
             if (name === undefined) throw gone(baseVersion);
             baseName = seenName ?? name;
           }
