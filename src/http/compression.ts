@@ -4,7 +4,7 @@ import negotiate from '@fastify/accept-negotiator';
 import compress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { CONTENT_CODINGS, encodedEtag } from './conditional.js';
-import { addVary } from './vary.js';
+import { addVary } from './conditional.js';
 
 /** A coding the service compresses answers in. */
 export type ContentCoding = (typeof CONTENT_CODINGS)[number];
