@@ -175,7 +175,7 @@ export function historyService(db: Db, playlists: PlaylistService, settings: His
         nextEntry: Number(deleted.next_entry),
       };
     });
-    return { id, ...writeAnswer(made.snapshot, OWNER), songCount: made.entries.length };
+    return { id, ...writeAnswer(made.snapshot, OWNER), songCount: made.songCount };
   }
 
   // One diff of a user's at a time, its reads included: the rest of their burst waits apart, past that 429 at once.

@@ -272,7 +272,7 @@ export function playlistService(
       rules?: RulesChange,
     ): Promise<Edited> {
       const { grant, edited } = await writer.apply(userId, id, documentChange(edit, kind, cost, rules), expected);
-      return { id, ...writeAnswer(edited.snapshot, grant), songCount: edited.entries.length };
+      return { id, ...writeAnswer(edited.snapshot, grant), songCount: edited.songCount };
     },
 
     /** Runs another write of the user's playlists (a restore of a deleted one, a share) among the user's writes. */

@@ -45,7 +45,10 @@ export interface ShownSong {
  */
 export interface Written {
   readonly snapshot: Snapshot;
+  /** Its entries with their songs, made when read (a brief answer does not). */
   readonly entries: readonly (Entry & { readonly song: ShownSong })[];
+  /** How many songs it has. */
+  readonly songCount: number;
   /** A smart playlist's rules and what its answers say beside them, as stored (JSON text); null for none. */
   readonly rules: string | null;
   readonly rulesStatus: string | null;
@@ -215,6 +218,7 @@ export function playlistStore(db: Db) {
         const songsShown = shownSongs();
         return (withSongs ??= entries.map(({ entry, songId }, i) => ({ entry, songId, song: songsShown[i]! })));
       },
+      songCount: entries.length,
       rules,
       rulesStatus,
       ...(extra as Extra),
