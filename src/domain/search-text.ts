@@ -25,11 +25,24 @@ export function normalisedLength(words: readonly string[]): number {
   return characterCount(words.join(' '));
 }
 
+/** Fields normalised lately: a playlist's document is made again at each write, from the same titles and artists. */
+const normalised = new Map<string, string>();
+const NORMALISED_KEPT = 20_000;
+
+function normalisedField(field: string): string {
+  let normal = normalised.get(field);
+  if (normal === undefined) {
+    if (normalised.size >= NORMALISED_KEPT) normalised.clear();
+    normalised.set(field, (normal = normaliseText(field)));
+  }
+  return normal;
+}
+
 /** One document from several fields; the line breaks keep a word from matching across two fields. */
 export function searchDocument(fields: Iterable<string>): string {
   const parts = new Set<string>();
   for (const field of fields) {
-    const normal = normaliseText(field);
+    const normal = normalisedField(field);
     if (normal !== '') parts.add(normal);
   }
   return [...parts].join('\n');
