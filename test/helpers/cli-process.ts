@@ -42,6 +42,9 @@ export function runCli(
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A command that exits before it reads its input (a usage mistake) closes the pipe: that EPIPE is no failure of
+    // the run, whose exit code and output tell what happened.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
   });
 }
