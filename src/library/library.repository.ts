@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type OnConflictBuilder } from 'kysely';
 import type { Dialect } from '../db/database.js';
 import { ownPlaylists, ownedBy, sharedPlaylists, sharedWith } from '../db/access-rule.js';
 import { compiledOnce } from '../db/compiled.js';
@@ -45,8 +45,8 @@ export async function libraryChanged(trx: Q, dialect: Dialect, change: LibraryCh
   if (users.length === 1) {
     // The everyday case (a write by one user, of their own playlist and its members' trees): compiled once.
     const params = { user: users[0]!, at: Date.now() };
-    if (change.membersOf === undefined) await (dialect === 'postgres' ? ownPg : ownSqlite)(trx, params);
-    else await (dialect === 'postgres' ? withMembersPg : withMembersSqlite)(trx, { ...params, id: change.membersOf });
+    if (change.membersOf === undefined) await versions[dialect].own(trx, params);
+    else await versions[dialect].withMembers(trx, { ...params, id: change.membersOf });
   } else await manyChanged(trx, dialect, users, change.membersOf);
   if (change.unplace !== undefined) await unplace(trx, users, change.membersOf, change.unplace);
 }
@@ -57,66 +57,48 @@ const nextSqlite = sql<number>`(SELECT coalesce(max(seq), 0) + 1 FROM library_ch
 const nextPg = sql<number>`nextval('library_changes_seq')`;
 const thisXid = sql<number>`pg_current_xact_id()::text::bigint`;
 
-const ownSqlite = compiledOnce(
-  'library-changed',
-  (p: { user: number; at: number }) => (q) =>
-    q
-      .insertInto('library_changes')
-      .values({ user_id: p.user, seq: nextSqlite, at: p.at })
-      .onConflict((oc) =>
-        oc.column('user_id').doUpdateSet((eb) => ({ seq: eb.ref('excluded.seq'), at: eb.ref('excluded.at') })),
-      ),
-);
-const ownPg = compiledOnce(
-  'library-changed',
-  (p: { user: number; at: number }) => (q) =>
-    q
-      .insertInto('library_changes')
-      .values({ user_id: p.user, seq: nextPg, at: p.at })
-      .onConflict((oc) =>
-        oc.column('user_id').doUpdateSet((eb) => ({ seq: nextPg, xid: thisXid, at: eb.ref('excluded.at') })),
-      ),
-);
-/** The user (first: the lower ids lock first on PostgreSQL) and the members of the playlist `id`. */
-const userAndMembers = (p: { user: number; id: number }) => (q: Q) =>
-  q
-    .selectFrom('users')
-    .select('id as user_id')
-    .where('id', '=', p.user)
-    .union(q.selectFrom('playlist_members').select('user_id').where('playlist_id', '=', p.id));
-const withMembersSqlite = compiledOnce(
-  'library-changed-members',
-  (p: { user: number; id: number; at: number }) => (q) =>
-    q
-      .insertInto('library_changes')
-      .columns(['user_id', 'seq', 'at'])
-      .expression(
+/**
+ * The statements of `libraryChanged` for one user, and for one user and a playlist's members, compiled once for a
+ * dialect: the next version (SQLite: the largest plus one; PostgreSQL: the sequence, and the transaction's id).
+ */
+function versionWrites(dialect: Dialect) {
+  const next = dialect === 'postgres' ? nextPg : nextSqlite;
+  const bump = (oc: OnConflictBuilder<Database, 'library_changes'>) =>
+    oc
+      .column('user_id')
+      .doUpdateSet((eb) =>
+        dialect === 'postgres'
+          ? { seq: nextPg, xid: thisXid, at: eb.ref('excluded.at') }
+          : { seq: eb.ref('excluded.seq'), at: eb.ref('excluded.at') },
+      );
+  return {
+    own: compiledOnce(
+      'library-changed',
+      (p: { user: number; at: number }) => (q) =>
+        q.insertInto('library_changes').values({ user_id: p.user, seq: next, at: p.at }).onConflict(bump),
+    ),
+    withMembers: compiledOnce('library-changed-members', (p: { user: number; id: number; at: number }) => (q) => {
+      // The user (first: the lower ids lock first on PostgreSQL) and the members of the playlist `id`.
+      const named = q
+        .selectFrom('users')
+        .select('id as user_id')
+        .where('id', '=', p.user)
+        .union(q.selectFrom('playlist_members').select('user_id').where('playlist_id', '=', p.id));
+      const rows = q
+        .selectFrom(named.as('x'))
+        .select(['x.user_id', next.as('seq'), sql<number>`CAST(${p.at} AS bigint)`.as('at')]);
+      return (
         q
-          .selectFrom(userAndMembers(p)(q).as('x'))
-          .select(['x.user_id', nextSqlite.as('seq'), sql<number>`${p.at}`.as('at')])
-          // SQLite reads an upsert's ON after a bare FROM as a join's: the WHERE ends the select.
-          .where(sql<boolean>`true`),
-      )
-      .onConflict((oc) =>
-        oc.column('user_id').doUpdateSet((eb) => ({ seq: eb.ref('excluded.seq'), at: eb.ref('excluded.at') })),
-      ),
-);
-const withMembersPg = compiledOnce(
-  'library-changed-members',
-  (p: { user: number; id: number; at: number }) => (q) =>
-    q
-      .insertInto('library_changes')
-      .columns(['user_id', 'seq', 'at'])
-      .expression(
-        q
-          .selectFrom(userAndMembers(p)(q).as('x'))
-          .select(['x.user_id', nextPg.as('seq'), sql<number>`${p.at}::bigint`.as('at')])
-          .orderBy('x.user_id'),
-      )
-      .onConflict((oc) =>
-        oc.column('user_id').doUpdateSet((eb) => ({ seq: nextPg, xid: thisXid, at: eb.ref('excluded.at') })),
-      ),
-);
+          .insertInto('library_changes')
+          .columns(['user_id', 'seq', 'at'])
+          // SQLite reads an upsert's ON after a bare FROM as a join's: a WHERE ends the select.
+          .expression(dialect === 'postgres' ? rows.orderBy('x.user_id') : rows.where(sql<boolean>`true`))
+          .onConflict(bump)
+      );
+    }),
+  };
+}
+const versions = { sqlite: versionWrites('sqlite'), postgres: versionWrites('postgres') };
 
 /** `libraryChanged` for several users (a share names two), built for each call. */
 async function manyChanged(trx: Q, dialect: Dialect, users: readonly number[], membersOf: number | undefined) {
